@@ -1,0 +1,65 @@
+// weir::actors::budget — a global cap plus a per-caller cap on a count (hub connections, live
+// subscriptions), shared by every connection of the node. Thread-safe; acquire never blocks.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace weir::actors {
+
+class budget {
+ public:
+  budget(std::size_t global_limit, std::size_t per_caller_limit)
+      : global_limit_(global_limit), per_caller_limit_(per_caller_limit) {}
+
+  /// Takes one unit for `caller` if both caps allow it.
+  bool try_acquire(const std::string& caller) {
+    std::lock_guard lock{mu_};
+    if (total_ >= global_limit_) {
+      return false;
+    }
+    auto& n = per_caller_[caller];
+    if (n >= per_caller_limit_) {
+      if (n == 0) {
+        per_caller_.erase(caller);
+      }
+      return false;
+    }
+    ++n;
+    ++total_;
+    return true;
+  }
+
+  /// Returns one unit taken by `caller`.
+  void release(const std::string& caller) {
+    std::lock_guard lock{mu_};
+    auto it = per_caller_.find(caller);
+    if (it == per_caller_.end() || it->second == 0) {
+      return;
+    }
+    if (--it->second == 0) {
+      per_caller_.erase(it);
+    }
+    --total_;
+  }
+
+  std::size_t total() const {
+    std::lock_guard lock{mu_};
+    return total_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::size_t global_limit_;
+  std::size_t per_caller_limit_;
+  std::size_t total_ = 0;
+  std::unordered_map<std::string, std::size_t> per_caller_;
+};
+
+/// arc-hub §9.1 caller key: the JSON array [tenant, kind, value] as text. Anonymous and
+/// authenticated namespaces never collide.
+std::string caller_key(std::string_view tenant, std::string_view kind, std::string_view value);
+
+}  // namespace weir::actors

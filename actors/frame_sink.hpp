@@ -1,0 +1,38 @@
+// weir::actors::frame_sink — where a connection actor's frames go: implemented by the gateway's
+// sessions (WebSocket, SSE). Frames are a small per-subscriber head, shared body bytes encoded
+// once for every subscriber, and a constant tail, so nothing shared is copied per subscriber.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace weir::actors {
+
+struct outbound_frame {
+  std::shared_ptr<const std::string> head;  ///< per-subscription envelope (or the whole frame)
+  std::shared_ptr<const std::string> body;  ///< shared payload bytes; may be null
+  std::string_view tail;                    ///< static text closing the envelope
+
+  std::size_t size() const {
+    return (head ? head->size() : 0) + (body ? body->size() : 0) + tail.size();
+  }
+
+  /// A frame that is one piece of text (Connected, Ping, Error…).
+  static outbound_frame text(std::string s) {
+    return outbound_frame{std::make_shared<const std::string>(std::move(s)), nullptr, {}};
+  }
+};
+
+class frame_sink {
+ public:
+  virtual ~frame_sink() = default;
+  /// Queues a frame for writing; thread-safe, never blocks. Over the outbound bounds the sink
+  /// closes the connection itself (arc-hub §9: 1013 "Outbound queue full").
+  virtual void send(outbound_frame frame) = 0;
+  /// Closes the connection with a protocol close code and reason; thread-safe.
+  virtual void close(std::uint16_t code, std::string reason) = 0;
+};
+
+}  // namespace weir::actors

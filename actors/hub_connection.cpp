@@ -1,0 +1,246 @@
+// The connection actor: arc-hub §2–§5 for one client. It parses inbound frames (core), runs the
+// revision/tombstone state machine (core::revision_table), enforces subscription budgets,
+// binds named queries, opens subscriptions on the owning unit's shard, and writes each result as
+// this subscription's envelope around the shared body the query actor encoded once.
+#include "actors/hub_connection.hpp"
+
+#include <chrono>
+#include <unordered_map>
+
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/random_ids.hpp"
+#include "actors/runtime_impl.hpp"
+#include "core/hub_codec.hpp"
+#include "core/query_result.hpp"
+#include "core/revision_table.hpp"
+
+namespace weir::actors {
+
+struct hub_connection::shared_state {
+  std::atomic<std::size_t> inbound_pending{0};
+};
+
+struct hub_connection::actor_handle {
+  caf::actor actor;
+};
+
+namespace {
+
+constexpr std::string_view envelope_tail = core::query_result_suffix;
+
+struct active_sub {
+  std::uint64_t token = 0;
+  std::optional<std::uint64_t> revision;
+  std::shared_ptr<const std::string> head;  // envelope prefix, built once per subscription
+  caf::actor source;                        // the query actor, once its first result arrived
+};
+
+struct conn_state {
+  runtime::impl* rt = nullptr;
+  std::weak_ptr<frame_sink> sink;
+  std::shared_ptr<hub_connection::shared_state> shared;
+  std::string sub_caller;
+  std::optional<core::revision_table> revs;
+  std::unordered_map<std::string, active_sub> subs;    // by queryId
+  std::unordered_map<std::uint64_t, std::string> by_token;
+  static inline const char* name = "weir.hub_connection";
+
+  void write(outbound_frame f) {
+    if (auto s = sink.lock()) {
+      s->send(std::move(f));
+    }
+  }
+
+  void write_text(std::string text) { write(outbound_frame::text(std::move(text))); }
+
+  /// Disposes the live operation of `query_id`, if any, returning its budget unit.
+  void drop(const std::string& query_id) {
+    auto it = subs.find(query_id);
+    if (it == subs.end()) {
+      return;
+    }
+    if (it->second.source) {
+      caf::anon_send(it->second.source, unsubscribe_msg{it->second.token});
+    }
+    // A result still on its way for this token finds no owner and is answered with an
+    // unsubscribe (see the result handler), so nothing is sent after a replacement.
+    by_token.erase(it->second.token);
+    subs.erase(it);
+    rt->subscriptions.release(sub_caller);
+  }
+
+  ~conn_state() {
+    for (auto& [qid, s] : subs) {
+      if (s.source) {
+        caf::anon_send(s.source, unsubscribe_msg{s.token});
+      }
+      rt->subscriptions.release(sub_caller);
+    }
+  }
+};
+
+using conn_ptr = caf::stateful_actor<conn_state>*;
+
+void fail(conn_ptr self, const std::string& query_id, std::optional<std::uint64_t> revision,
+          std::string_view text) {
+  auto& st = self->state;
+  st.write_text(core::encode_error(std::string_view{query_id}, revision, text));
+  st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
+}
+
+void on_subscribe(conn_ptr self, core::client_frame& f) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  if (st.revs->on_subscribe(f.query_id, f.revision, now) == core::subscribe_outcome::ignore) {
+    return;  // duplicate or stale: no frame (§4)
+  }
+  st.drop(f.query_id);  // a replacement starts from a fresh baseline
+  const auto& hub = st.rt->opts.hub;
+  if (st.subs.size() >= hub.max_subscriptions_per_connection) {
+    fail(self, f.query_id, f.revision, core::hub_error_text::connection_limit);
+    return;
+  }
+  if (!st.rt->subscriptions.try_acquire(st.sub_caller)) {
+    fail(self, f.query_id, f.revision, core::hub_error_text::subscription_limit);
+    return;
+  }
+  const auto* def = st.rt->catalog.by_name(f.request.query_name);
+  if (!def) {
+    st.rt->subscriptions.release(st.sub_caller);
+    fail(self, f.query_id, f.revision, core::hub_error_text::unknown_query);
+    return;
+  }
+  auto bound = core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
+                                f.request.page_size.value_or(0), f.request.sort_by,
+                                f.request.descending());
+  if (!bound) {
+    st.rt->subscriptions.release(st.sub_caller);
+    fail(self, f.query_id, f.revision, core::hub_error_text::invalid_query);
+    return;
+  }
+  auto token = st.rt->next_token();
+  auto head = std::make_shared<const std::string>(
+      core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
+  st.subs[f.query_id] = active_sub{token, f.revision, std::move(head), {}};
+  st.by_token[token] = f.query_id;
+  store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
+  auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
+  self->send(st.rt->shard(unit), subscribe_msg{std::move(query),
+                                               subscriber{caf::actor_cast<caf::actor>(self), token,
+                                                          f.request.mode}});
+}
+
+void on_inbound(conn_ptr self, inbound_msg& m) {
+  auto& st = self->state;
+  st.shared->inbound_pending.fetch_sub(1, std::memory_order_relaxed);
+  auto parsed = core::parse_client_frame(m.text);
+  if (!parsed) {
+    // §8: answer and keep the connection open; no queryId is attached.
+    st.write_text(core::encode_error(std::nullopt, std::nullopt, core::hub_error_text::malformed));
+    return;
+  }
+  auto& f = parsed.value();
+  switch (f.type) {
+    case core::client_frame_type::subscribe:
+      on_subscribe(self, f);
+      break;
+    case core::client_frame_type::unsubscribe:
+      if (st.revs->on_unsubscribe(f.query_id, f.revision, std::chrono::steady_clock::now()) ==
+          core::unsubscribe_outcome::cancel) {
+        st.drop(f.query_id);
+      }
+      break;
+    case core::client_frame_type::ping:
+      if (f.timestamp) {
+        st.write_text(core::encode_pong(*f.timestamp));
+      }
+      break;
+    case core::client_frame_type::pong:
+      break;
+  }
+}
+
+void on_result(conn_ptr self, result_msg& m) {
+  auto& st = self->state;
+  auto it = st.by_token.find(m.token);
+  if (it == st.by_token.end()) {
+    // The subscription was replaced or cancelled before its owner heard of it.
+    if (auto sender = self->current_sender()) {
+      self->send(caf::actor_cast<caf::actor>(sender), unsubscribe_msg{m.token});
+    }
+    return;
+  }
+  auto& sub = st.subs[it->second];
+  if (!sub.source) {
+    sub.source = caf::actor_cast<caf::actor>(self->current_sender());
+  }
+  st.write(outbound_frame{sub.head, std::move(m.body), envelope_tail});
+}
+
+caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<frame_sink> sink,
+                            std::shared_ptr<hub_connection::shared_state> shared,
+                            std::string sub_caller) {
+  auto& st = self->state;
+  st.rt = rt;
+  st.sink = std::move(sink);
+  st.shared = std::move(shared);
+  st.sub_caller = std::move(sub_caller);
+  core::revision_options ro;
+  ro.tombstone_ttl = std::chrono::milliseconds{rt->opts.hub.tombstone_retention_ms};
+  ro.max_tombstones = rt->opts.hub.max_tombstones;
+  st.revs.emplace(ro);
+  return {
+      [self](inbound_msg& m) { on_inbound(self, m); },
+      [self](result_msg& m) { on_result(self, m); },
+  };
+}
+
+}  // namespace
+
+std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
+                                                     connection_info info) {
+  auto& impl = rt.internals();
+  // Hub connections are budgeted per peer address for anonymous callers (§9.1,
+  // preferConnection=false); their subscriptions per connection id.
+  auto caller = caller_key(info.tenant, "anonymous-address", info.remote_address);
+  if (!impl.connections.try_acquire(caller)) {
+    return nullptr;
+  }
+  std::unique_ptr<hub_connection> c{new hub_connection};
+  c->rt_ = &rt;
+  c->id_ = random_uuid();
+  c->caller_ = std::move(caller);
+  c->shared_ = std::make_shared<shared_state>();
+  auto sub_caller = caller_key(info.tenant, "anonymous-connection", c->id_);
+  c->actor_ = std::make_unique<actor_handle>(actor_handle{
+      impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller))});
+  impl.hub_connections.fetch_add(1);
+  return c;
+}
+
+hub_connection::~hub_connection() {
+  auto& impl = rt_->internals();
+  caf::anon_send_exit(actor_->actor, caf::exit_reason::user_shutdown);
+  impl.connections.release(caller_);
+  impl.hub_connections.fetch_sub(1);
+}
+
+bool hub_connection::deliver(std::string text) {
+  auto limit = rt_->hub().max_inbound_frames;
+  if (shared_->inbound_pending.fetch_add(1, std::memory_order_relaxed) >= limit) {
+    shared_->inbound_pending.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  caf::anon_send(actor_->actor, inbound_msg{std::move(text)});
+  return true;
+}
+
+std::string hub_connection::connected_frame() const {
+  return core::encode_connected(id_, rt_->hub().keep_alive_interval_ms);
+}
+
+}  // namespace weir::actors

@@ -1,0 +1,56 @@
+// weir::actors::hub_connection — one Arc hub client connection (WebSocket now, SSE later): the
+// facade the gateway holds. Behind it a connection actor runs the protocol (revisions,
+// tombstones, transfer modes, budgets) and writes frames to the session's frame_sink.
+// No CAF types here.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "actors/frame_sink.hpp"
+
+namespace weir::actors {
+
+class runtime;
+
+struct connection_info {
+  std::string remote_address;  ///< peer IP, for caller budgets and ownership checks
+  std::string tenant;          ///< from the tenant header; "" when none
+  std::string protocol = "WebSocket";
+};
+
+class hub_connection {
+ public:
+  /// Admits a connection: takes a hub-connection budget unit (arc-hub §9) and starts its actor.
+  /// Returns nullptr when over budget; the caller refuses it (WS close 1013 "Hub capacity
+  /// reached", SSE 503).
+  static std::unique_ptr<hub_connection> open(runtime& rt, std::weak_ptr<frame_sink> sink,
+                                              connection_info info);
+  /// Stops the actor: every subscription is closed and its budget returned.
+  ~hub_connection();
+
+  /// Hands one inbound text frame to the actor. False when the inbound queue is at its bound
+  /// (the caller closes with 1013 "Inbound queue full").
+  bool deliver(std::string text);
+
+  /// The crypto-random connection id (the Connected payload).
+  const std::string& id() const { return id_; }
+
+  /// The Connected frame to write first.
+  std::string connected_frame() const;
+
+  /// State shared between the socket side and the actor (the inbound queue depth).
+  struct shared_state;
+
+ private:
+  hub_connection() = default;
+  runtime* rt_ = nullptr;
+  std::string id_;
+  std::string caller_;
+  std::shared_ptr<shared_state> shared_;
+  struct actor_handle;
+  std::unique_ptr<actor_handle> actor_;
+};
+
+}  // namespace weir::actors

@@ -1,0 +1,91 @@
+// weir::actors messages — what shard, query and connection actors say to each other. These are
+// the in-process form of proto/weir/v1/query_owner.proto: a subscribe opens a watch on the owner
+// of a unit, results flow back as shared, pre-encoded bodies. Local only (never serialized).
+// Internal to actors/: includes CAF.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "actors/write_command.hpp"
+#include "core/query_definition.hpp"
+#include "core/record.hpp"
+#include "core/transfer_mode.hpp"
+
+namespace weir::actors {
+
+/// A write for the shard that owns the unit.
+struct write_msg {
+  write_command cmd;
+  write_callback done;
+};
+
+/// The store made write `seq` durable (or failed).
+struct commit_msg {
+  std::uint64_t seq = 0;
+  bool ok = true;
+  std::string error;
+};
+
+/// One subscription of one connection on one query key.
+struct subscriber {
+  caf::actor conn;
+  std::uint64_t token = 0;  ///< unique in the node; names the subscription in every message
+  core::transfer_mode mode = core::transfer_mode::legacy;
+};
+
+/// Connection → shard (→ query actor): open a subscription on a bound query.
+struct subscribe_msg {
+  std::shared_ptr<const core::bound_query> query;
+  subscriber sub;
+};
+
+/// Connection → query actor: close subscription `token`.
+struct unsubscribe_msg {
+  std::uint64_t token = 0;
+};
+
+/// Shard → query actors: records changed by the durable write `seq`.
+struct changes_msg {
+  std::uint64_t seq = 0;
+  std::string version_id;
+  std::shared_ptr<const std::vector<core::record_change>> changes;
+};
+
+/// Query actor → shard: no subscribers left after `seen` subscribes.
+struct query_idle_msg {
+  std::string key;
+  std::uint64_t seen = 0;
+};
+
+/// Query actor → connection: a QueryResult body for subscription `token` (shared bytes).
+struct result_msg {
+  std::uint64_t token = 0;
+  std::shared_ptr<const std::string> body;
+};
+
+/// Socket → connection actor: one inbound text frame.
+struct inbound_msg {
+  std::string text;
+};
+
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+
+}  // namespace weir::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::write_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::commit_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::changes_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::result_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)

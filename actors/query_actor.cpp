@@ -1,0 +1,430 @@
+// The query actor: one per query key on the unit's owner. It keeps the query's result
+// materialized and ordered, turns each durable write into a change in time proportional to what
+// changed (binary-search the rows it touched; no re-run, no snapshot diff), encodes each emission
+// once per transfer mode in use, and sends every subscriber the same shared bytes.
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <boost/json/serialize.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/runtime_impl.hpp"
+#include "core/change_set.hpp"
+#include "core/result_body.hpp"
+
+namespace weir::actors {
+namespace {
+
+using core::record_ptr;
+using core::transfer_mode;
+using body_ptr = std::shared_ptr<const std::string>;
+
+struct sub_entry {
+  caf::actor conn;
+  std::uint64_t token = 0;
+  transfer_mode mode = transfer_mode::legacy;
+};
+
+constexpr std::size_t mode_index(transfer_mode m) { return static_cast<std::size_t>(m); }
+constexpr std::size_t mode_count = 3;
+
+struct query_state {
+  runtime::impl* rt = nullptr;
+  caf::actor shard;
+  std::shared_ptr<const core::bound_query> q;
+  std::vector<record_ptr> rows;  // every matching record, in the query's total order
+  std::size_t no_identity = 0;   // rows lacking an arc-hub §5.1 identity
+  std::vector<sub_entry> subs;
+  std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
+  std::unordered_set<caf::actor_addr> monitored;
+  std::array<std::size_t, mode_count> mode_subs{};
+  std::uint64_t seen = 0;
+  std::uint64_t seq = 0;
+  std::array<body_ptr, mode_count> snapshot_cache{};  // valid for `seq`
+  static inline const char* name = "weir.query";
+
+  bool single() const { return q->single_id.has_value(); }
+  bool paged() const { return q->page_size > 0 && !single(); }
+
+  bool match(const core::record& r) const {
+    return (!q->single_id || r.id == *q->single_id) && q->where.matches(r.doc);
+  }
+
+  bool less(const record_ptr& a, const record_ptr& b) const {
+    return q->order.compare(a->doc, b->doc) < 0;
+  }
+
+  std::size_t position(const record_ptr& r) const {
+    auto it = std::lower_bound(rows.begin(), rows.end(), r,
+                               [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
+    return static_cast<std::size_t>(it - rows.begin());
+  }
+
+  void erase(const record_ptr& r) {
+    auto pos = position(r);
+    if (pos < rows.size() && rows[pos] == r) {
+      rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(pos));
+    } else {
+      // Not where the order says: only possible if a comparator changed meaning; stay correct.
+      auto it = std::find(rows.begin(), rows.end(), r);
+      if (it != rows.end()) {
+        rows.erase(it);
+      }
+    }
+    if (!r->has_identity) {
+      --no_identity;
+    }
+  }
+
+  void insert(const record_ptr& r) {
+    auto it = std::upper_bound(rows.begin(), rows.end(), r,
+                               [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
+    rows.insert(it, r);
+    if (!r->has_identity) {
+      ++no_identity;
+    }
+  }
+
+  std::vector<record_ptr> view() const {
+    if (!paged()) {
+      return rows;
+    }
+    auto begin = std::min<std::uint64_t>(q->page * q->page_size, rows.size());
+    auto end = std::min<std::uint64_t>(begin + q->page_size, rows.size());
+    return {rows.begin() + static_cast<std::ptrdiff_t>(begin),
+            rows.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
+
+  core::paging_info paging() const {
+    if (!paged()) {
+      return {};
+    }
+    return {q->page, q->page_size, rows.size()};
+  }
+
+  std::optional<std::string> data_json() const {
+    if (single()) {
+      if (rows.empty()) {
+        return std::nullopt;
+      }
+      return rows.front()->json;
+    }
+    std::string out;
+    if (paged()) {
+      core::append_record_array(out, view());
+    } else {
+      core::append_record_array(out, rows);
+    }
+    return out;
+  }
+
+  body_ptr snapshot_body(transfer_mode mode) {
+    auto& cached = snapshot_cache[mode_index(mode)];
+    if (cached) {
+      return cached;
+    }
+    auto data = data_json();
+    std::optional<std::string> cs;
+    if (mode == transfer_mode::legacy && !single()) {
+      // Legacy's first emission carries a change set against an empty baseline (§5).
+      cs.emplace();
+      core::append_change_set(*cs, view(), {}, {});
+    }
+    cached = std::make_shared<const std::string>(core::encode_result_body(
+        data ? std::optional<std::string_view>{*data} : std::nullopt,
+        cs ? std::optional<std::string_view>{*cs} : std::nullopt, paging()));
+    return cached;
+  }
+};
+
+using query_ptr = caf::stateful_actor<query_state>*;
+
+/// JSON-set comparison (§5.1 step 3) through core's reference implementation: the rare path
+/// taken only when some item has no identity.
+std::string fallback_change_set(const std::vector<record_ptr>& before,
+                                const std::vector<record_ptr>& after) {
+  boost::json::array prev, cur;
+  prev.reserve(before.size());
+  cur.reserve(after.size());
+  for (auto& r : before) {
+    prev.emplace_back(r->doc);
+  }
+  for (auto& r : after) {
+    cur.emplace_back(r->doc);
+  }
+  std::string out;
+  core::append_change_set_json(out, core::compute_change_set(prev, cur));
+  return out;
+}
+
+/// Identity walk of §5.1 step 4 over two views whose items all have identities.
+std::string walk_change_set(const std::vector<record_ptr>& before,
+                            const std::vector<record_ptr>& after) {
+  std::unordered_map<std::string_view, const record_ptr*> old_ids;
+  old_ids.reserve(before.size());
+  for (auto& r : before) {
+    old_ids.emplace(r->id, &r);
+  }
+  std::vector<record_ptr> added, replaced, removed;
+  std::unordered_set<std::string_view> new_ids;
+  new_ids.reserve(after.size());
+  for (auto& r : after) {
+    new_ids.insert(r->id);
+    auto it = old_ids.find(r->id);
+    if (it == old_ids.end()) {
+      added.push_back(r);
+    } else if (*it->second != r && (*it->second)->json != r->json) {
+      replaced.push_back(r);
+    }
+  }
+  for (auto& r : before) {
+    if (!new_ids.count(r->id)) {
+      removed.push_back(r);
+    }
+  }
+  if (added.empty() && replaced.empty() && removed.empty()) {
+    return {};
+  }
+  std::string out;
+  core::append_change_set(out, added, replaced, removed);
+  return out;
+}
+
+void emit(query_ptr self, std::optional<std::string> cs_json) {
+  auto& st = self->state;
+  std::array<body_ptr, mode_count> bodies{};
+  std::optional<std::string> data;
+  bool need_data = st.single() || st.mode_subs[mode_index(transfer_mode::full)] > 0 ||
+                   st.mode_subs[mode_index(transfer_mode::legacy)] > 0;
+  if (need_data) {
+    data = st.data_json();
+  }
+  auto paging = st.paging();
+  auto as_view = [](const std::optional<std::string>& s) {
+    return s ? std::optional<std::string_view>{*s} : std::nullopt;
+  };
+  if (st.single()) {
+    // Non-array data: every mode sends data and never a change set (§5).
+    auto b = std::make_shared<const std::string>(core::encode_result_body(as_view(data), std::nullopt, paging));
+    bodies.fill(b);
+  } else {
+    if (st.mode_subs[mode_index(transfer_mode::full)] > 0) {
+      bodies[mode_index(transfer_mode::full)] =
+          std::make_shared<const std::string>(core::encode_result_body(as_view(data), std::nullopt, paging));
+    }
+    if (st.mode_subs[mode_index(transfer_mode::delta)] > 0) {
+      bodies[mode_index(transfer_mode::delta)] =
+          std::make_shared<const std::string>(core::encode_result_body(std::nullopt, as_view(cs_json), paging));
+    }
+    if (st.mode_subs[mode_index(transfer_mode::legacy)] > 0) {
+      bodies[mode_index(transfer_mode::legacy)] =
+          std::make_shared<const std::string>(core::encode_result_body(as_view(data), as_view(cs_json), paging));
+    }
+  }
+  for (auto& s : st.subs) {
+    self->send(s.conn, result_msg{s.token, bodies[mode_index(s.mode)]});
+  }
+}
+
+void on_changes(query_ptr self, const changes_msg& m) {
+  auto& st = self->state;
+  if (m.seq <= st.seq) {
+    return;  // already part of the rows this actor started from
+  }
+  st.seq = m.seq;
+  struct item {
+    record_ptr before, after;
+    bool was, now;
+  };
+  std::vector<item> items;
+  bool identity_everywhere = st.no_identity == 0;
+  for (const auto& c : *m.changes) {
+    if (c.dataset != st.q->dataset) {
+      continue;
+    }
+    bool was = c.before && st.match(*c.before);
+    bool now = c.after && st.match(*c.after);
+    if (was || now) {
+      items.push_back({c.before, c.after, was, now});
+      if ((was && !c.before->has_identity) || (now && !c.after->has_identity)) {
+        identity_everywhere = false;
+      }
+    }
+  }
+  if (items.empty()) {
+    return;
+  }
+  st.snapshot_cache = {};
+  std::vector<record_ptr> old_view;
+  std::size_t old_total = st.rows.size();
+  bool incremental = !st.paged() && !st.single() && identity_everywhere;
+  if (!incremental) {
+    old_view = st.view();
+  }
+  std::vector<std::pair<std::size_t, record_ptr>> removed;
+  if (incremental) {
+    for (auto& it : items) {
+      if (it.was && !it.now) {
+        removed.emplace_back(st.position(it.before), it.before);
+      }
+    }
+  }
+  for (auto& it : items) {
+    if (it.was) {
+      st.erase(it.before);
+    }
+  }
+  for (auto& it : items) {
+    if (it.now) {
+      st.insert(it.after);
+    }
+  }
+  if (st.single()) {
+    emit(self, std::nullopt);
+    return;
+  }
+  std::string cs;
+  if (incremental) {
+    std::vector<std::pair<std::size_t, record_ptr>> added, replaced;
+    for (auto& it : items) {
+      if (!it.now) {
+        continue;
+      }
+      auto pos = st.position(it.after);
+      if (!it.was) {
+        added.emplace_back(pos, it.after);
+      } else if (it.before->json != it.after->json) {
+        replaced.emplace_back(pos, it.after);
+      }
+    }
+    auto by_pos = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::sort(added.begin(), added.end(), by_pos);
+    std::sort(replaced.begin(), replaced.end(), by_pos);
+    std::sort(removed.begin(), removed.end(), by_pos);
+    auto strip = [](const std::vector<std::pair<std::size_t, record_ptr>>& v) {
+      std::vector<record_ptr> out;
+      out.reserve(v.size());
+      for (auto& p : v) {
+        out.push_back(p.second);
+      }
+      return out;
+    };
+    if (added.empty() && replaced.empty() && removed.empty()) {
+      return;
+    }
+    core::append_change_set(cs, strip(added), strip(replaced), strip(removed));
+  } else {
+    auto new_view = st.view();
+    bool all_identity =
+        std::all_of(old_view.begin(), old_view.end(), [](auto& r) { return r->has_identity; }) &&
+        std::all_of(new_view.begin(), new_view.end(), [](auto& r) { return r->has_identity; });
+    cs = all_identity ? walk_change_set(old_view, new_view) : fallback_change_set(old_view, new_view);
+    if (all_identity && cs.empty()) {
+      if (old_total == st.rows.size()) {
+        return;  // nothing in this page and no paging figure changed
+      }
+      core::append_change_set(cs, {}, {}, {});
+    }
+  }
+  emit(self, std::move(cs));
+}
+
+void remove_sub(query_ptr self, std::uint64_t token) {
+  auto& st = self->state;
+  auto it = st.index.find(token);
+  if (it == st.index.end()) {
+    return;
+  }
+  auto pos = it->second;
+  st.index.erase(it);
+  --st.mode_subs[mode_index(st.subs[pos].mode)];
+  if (pos + 1 != st.subs.size()) {
+    st.subs[pos] = std::move(st.subs.back());
+    st.index[st.subs[pos].token] = pos;
+  }
+  st.subs.pop_back();
+}
+
+void check_idle(query_ptr self) {
+  auto& st = self->state;
+  if (st.subs.empty()) {
+    self->send(st.shard, query_idle_msg{st.q->key, st.seen});
+  }
+}
+
+caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard,
+                             std::shared_ptr<const core::bound_query> q,
+                             std::vector<record_ptr> rows, std::uint64_t seq) {
+  auto& st = self->state;
+  st.rt = rt;
+  st.shard = shard;
+  st.q = std::move(q);
+  st.seq = seq;
+  for (auto& r : rows) {
+    if (st.match(*r)) {
+      st.rows.push_back(r);
+      if (!r->has_identity) {
+        ++st.no_identity;
+      }
+    }
+  }
+  std::sort(st.rows.begin(), st.rows.end(),
+            [&st](const record_ptr& a, const record_ptr& b) { return st.less(a, b); });
+  rt->query_actors.fetch_add(1);
+  self->attach_functor([rt] { rt->query_actors.fetch_sub(1); });
+  self->monitor(shard);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source == st.shard.address()) {
+      self->quit();
+      return;
+    }
+    st.monitored.erase(dm.source);
+    std::vector<std::uint64_t> gone;
+    for (auto& s : st.subs) {
+      if (s.conn.address() == dm.source) {
+        gone.push_back(s.token);
+      }
+    }
+    for (auto t : gone) {
+      remove_sub(self, t);
+    }
+    check_idle(self);
+  });
+  return {
+      [self](const changes_msg& m) { on_changes(self, m); },
+      [self](subscribe_msg& m) {
+        auto& st = self->state;
+        ++st.seen;
+        auto& sub = m.sub;
+        if (st.monitored.insert(sub.conn.address()).second) {
+          self->monitor(sub.conn);
+        }
+        st.index[sub.token] = st.subs.size();
+        ++st.mode_subs[mode_index(sub.mode)];
+        st.subs.push_back(sub_entry{sub.conn, sub.token, sub.mode});
+        self->send(sub.conn, result_msg{sub.token, st.snapshot_body(sub.mode)});
+      },
+      [self](const unsubscribe_msg& m) {
+        remove_sub(self, m.token);
+        check_idle(self);
+      },
+      [self](stop_atom) { self->quit(); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
+                       std::shared_ptr<const core::bound_query> query,
+                       std::vector<core::record_ptr> rows, std::uint64_t seq) {
+  return rt.sys->spawn(query_behavior, &rt, std::move(shard), std::move(query), std::move(rows),
+                       seq);
+}
+
+}  // namespace weir::actors

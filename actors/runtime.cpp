@@ -1,0 +1,156 @@
+// runtime: owns the CAF actor system and the unit → shard registry.
+#include "actors/runtime_impl.hpp"
+
+#include <caf/send.hpp>
+
+#include "actors/messages.hpp"
+
+namespace weir::actors {
+
+std::string caller_key(std::string_view tenant, std::string_view kind, std::string_view value) {
+  // JSON array text, as arc-hub §9.1 keys callers: the three parts can never run together.
+  auto quote = [](std::string& out, std::string_view s) {
+    out.push_back('"');
+    for (char c : s) {
+      if (c == '"' || c == '\\') {
+        out.push_back('\\');
+      }
+      out.push_back(c);
+    }
+    out.push_back('"');
+  };
+  std::string out = "[";
+  quote(out, tenant);
+  out.push_back(',');
+  quote(out, kind);
+  out.push_back(',');
+  quote(out, value);
+  out.push_back(']');
+  return out;
+}
+
+runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queries,
+                     store::durable_store& s)
+    : opts(std::move(o)),
+      store(s),
+      catalog(std::move(queries)),
+      connections(opts.hub.max_hub_connections, opts.hub.max_hub_connections_per_caller),
+      subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller) {
+  cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
+  sys = std::make_unique<caf::actor_system>(cfg);
+}
+
+caf::actor runtime::impl::shard(const store::unit_key& unit) {
+  std::string key = unit.space;
+  key.push_back('\0');
+  key.append(unit.object);
+  std::lock_guard lock{shards_mu};
+  auto it = shards.find(key);
+  if (it != shards.end()) {
+    return it->second;
+  }
+  auto a = spawn_shard(*this, unit);
+  shards.emplace(std::move(key), a);
+  return a;
+}
+
+runtime::runtime(runtime_options opts, std::vector<core::query_definition> queries,
+                 store::durable_store& store)
+    : impl_(std::make_unique<impl>(std::move(opts), std::move(queries), store)) {}
+
+runtime::~runtime() { shutdown(); }
+
+void runtime::submit(write_command cmd, write_callback user_done) {
+  auto* counter = &impl_->in_flight_writes;
+  counter->fetch_add(1);
+  write_callback done = [counter, user_done = std::move(user_done)](
+                            core::result<write_outcome> r) {
+    user_done(std::move(r));
+    counter->fetch_sub(1);
+  };
+  if (cmd.kind == write_kind::delete_object) {
+    // Two units: the object's datasets, then its property document in the space's `objects`
+    // unit. 404 only when neither held anything.
+    auto space = cmd.space;
+    auto object = cmd.object;
+    auto* rt = impl_.get();
+    cmd.dataset.clear();
+    caf::anon_send(impl_->shard({space, object}),
+                   write_msg{std::move(cmd), [rt, space, object, done = std::move(done)](
+                                                 core::result<write_outcome> first) mutable {
+                               if (!first) {
+                                 done(std::move(first).error());
+                                 return;
+                               }
+                               bool had_data = !first->version_id.empty();
+                               write_command doc;
+                               doc.kind = write_kind::delete_record;
+                               doc.space = space;
+                               doc.dataset = std::string{objects_dataset};
+                               doc.id = object;
+                               caf::anon_send(
+                                   rt->shard({space, ""}),
+                                   write_msg{std::move(doc),
+                                             [had_data, object, first = std::move(first.value()),
+                                              done = std::move(done)](
+                                                 core::result<write_outcome> second) mutable {
+                                               if (second) {
+                                                 done(std::move(second));
+                                               } else if (second.error().code ==
+                                                              "record.not_found" &&
+                                                          had_data) {
+                                                 done(std::move(first));
+                                               } else if (second.error().code ==
+                                                          "record.not_found") {
+                                                 done(core::make_error(
+                                                     "object.not_found",
+                                                     "object '" + object + "' does not exist"));
+                                               } else {
+                                                 done(std::move(second).error());
+                                               }
+                                             }});
+                             }});
+    return;
+  }
+  store::unit_key unit{cmd.space, cmd.object};
+  if (cmd.kind == write_kind::put_object) {
+    unit.object.clear();
+  }
+  caf::anon_send(impl_->shard(unit), write_msg{std::move(cmd), std::move(done)});
+}
+
+std::size_t runtime::in_flight_writes() const { return impl_->in_flight_writes.load(); }
+
+const query_catalog& runtime::catalog() const { return impl_->catalog; }
+const hub_options& runtime::hub() const { return impl_->opts.hub; }
+budget& runtime::connection_budget() { return impl_->connections; }
+budget& runtime::subscription_budget() { return impl_->subscriptions; }
+
+runtime_stats runtime::stats() const {
+  runtime_stats s;
+  {
+    std::lock_guard lock{impl_->shards_mu};
+    s.units = impl_->shards.size();
+  }
+  s.query_keys = impl_->query_actors.load();
+  s.hub_connections = impl_->hub_connections.load();
+  s.subscriptions = impl_->subscriptions.total();
+  return s;
+}
+
+void runtime::shutdown() {
+  if (!impl_ || !impl_->sys) {
+    return;
+  }
+  {
+    std::lock_guard lock{impl_->shards_mu};
+    for (auto& [k, a] : impl_->shards) {
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+    impl_->shards.clear();
+  }
+  impl_->sys->await_all_actors_done();
+  impl_->sys.reset();
+}
+
+}  // namespace weir::actors

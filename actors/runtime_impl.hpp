@@ -1,0 +1,54 @@
+// weir::actors::runtime::impl — the actor system and registries behind runtime. Internal to
+// actors/ (includes CAF).
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/query_catalog.hpp"
+#include "core/record.hpp"
+#include "actors/runtime.hpp"
+#include "store/durable_store.hpp"
+
+namespace weir::actors {
+
+struct runtime::impl {
+  impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);
+
+  /// The shard actor of a unit, spawned (and its data loaded) on first use.
+  caf::actor shard(const store::unit_key& unit);
+
+  std::uint64_t next_token() { return token_counter.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+  runtime_options opts;
+  store::durable_store& store;
+  query_catalog catalog;
+  budget connections;
+  budget subscriptions;
+  std::atomic<std::uint64_t> token_counter{0};
+  std::atomic<std::size_t> query_actors{0};
+  std::atomic<std::size_t> hub_connections{0};
+  std::atomic<std::size_t> in_flight_writes{0};
+
+  std::mutex shards_mu;
+  std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
+
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;  // last: destroyed first, after shutdown()
+};
+
+/// Spawns the shard actor of `unit` (shard_actor.cpp).
+caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit);
+
+/// Spawns a query actor over `rows` (the unit's current records of the query's dataset).
+caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
+                       std::shared_ptr<const core::bound_query> query,
+                       std::vector<core::record_ptr> rows, std::uint64_t seq);
+
+}  // namespace weir::actors

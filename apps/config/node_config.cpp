@@ -1,0 +1,521 @@
+// weir::config — loads weir.yaml: YAML → JSON (one value model for every check, and the one the
+// query parser in core/ already speaks), then section-by-section validation with strict keys.
+#include "apps/config/node_config.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+
+namespace weir::config {
+
+/// YAML → JSON. Scalars: null/~/empty → null, true/false → bool, integers → int64, floats →
+/// double, anything else → string; quoted and block scalars are always strings. For a map with a
+/// repeated key the last value wins (load_config_text refuses repeated keys before this matters).
+boost::json::value yaml_to_json(const YAML::Node& n);
+
+namespace {
+
+namespace json = boost::json;
+using core::make_error;
+using core::result;
+
+constexpr std::string_view config_invalid = "config.invalid";
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// YAML 1.2 core-schema booleans.
+std::optional<bool> plain_bool(std::string_view s) {
+  if (s == "true" || s == "True" || s == "TRUE") {
+    return true;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+// [-+]?[0-9]+
+bool looks_integer(std::string_view s) {
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (i == s.size()) {
+    return false;
+  }
+  for (; i < s.size(); ++i) {
+    if (!is_digit(s[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? — checked by hand because from_chars would
+// also take words such as "nan" and "inf", which YAML reads as strings.
+bool looks_float(std::string_view s) {
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  std::size_t int_digits = 0;
+  std::size_t frac_digits = 0;
+  while (i < s.size() && is_digit(s[i])) {
+    ++i;
+    ++int_digits;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && is_digit(s[i])) {
+      ++i;
+      ++frac_digits;
+    }
+  }
+  if (int_digits + frac_digits == 0) {
+    return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
+      ++i;
+    }
+    std::size_t exp_digits = 0;
+    while (i < s.size() && is_digit(s[i])) {
+      ++i;
+      ++exp_digits;
+    }
+    if (exp_digits == 0) {
+      return false;
+    }
+  }
+  return i == s.size();
+}
+
+json::value plain_scalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+    return nullptr;
+  }
+  if (auto b = plain_bool(s)) {
+    return *b;
+  }
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (looks_integer(s)) {
+    std::int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(first + (s[0] == '+' ? 1 : 0), last, n);
+    if (ec == std::errc{} && ptr == last) {
+      return n;
+    }
+    return json::string(s);  // out of int64 range: keep the text, the reader will refuse it
+  }
+  if (looks_float(s)) {
+    double d = 0.0;
+    auto [ptr, ec] = std::from_chars(first + (s[0] == '+' ? 1 : 0), last, d);
+    if (ec == std::errc{} && ptr == last) {
+      return d;
+    }
+  }
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") {
+    return -std::numeric_limits<double>::infinity();
+  }
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return json::string(s);
+}
+
+// Finds what yaml_to_json would silently paper over: repeated keys and non-scalar keys.
+std::optional<std::string> structural_problem(const YAML::Node& n, const std::string& where) {
+  if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      if (auto p = structural_problem(n[i], where + "[" + std::to_string(i) + "]")) {
+        return p;
+      }
+    }
+  } else if (n.IsMap()) {
+    std::vector<std::string> seen;
+    for (const auto& kv : n) {
+      const std::string line = "line " + std::to_string(kv.first.Mark().line + 1);
+      if (!kv.first.IsScalar()) {
+        return line + ": mapping keys must be plain text" +
+               (where.empty() ? "" : " (in '" + where + "')");
+      }
+      const std::string& key = kv.first.Scalar();
+      const std::string path = where.empty() ? key : where + "." + key;
+      for (const auto& s : seen) {
+        if (s == key) {
+          return line + ": key '" + path + "' appears more than once";
+        }
+      }
+      seen.push_back(key);
+      if (auto p = structural_problem(kv.second, path)) {
+        return p;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- validation helpers ---------------------------------------------------------------------
+
+core::error config_error(std::string_view file, const std::string& field, const std::string& why) {
+  json::object details;
+  details["file"] = file;
+  details["field"] = field;
+  return make_error(std::string(config_invalid),
+                    std::string(file) + ": field '" + field + "': " + why, std::move(details));
+}
+
+std::string join(std::initializer_list<std::string_view> names) {
+  std::string out;
+  for (auto n : names) {
+    out += out.empty() ? "" : ", ";
+    out += n;
+  }
+  return out;
+}
+
+// A section: a mapping (or absent/null = all defaults) whose keys must all be known.
+struct section {
+  std::string_view file;
+  std::string name;
+  const json::object* obj = nullptr;
+
+  std::string path(std::string_view key) const {
+    return name.empty() ? std::string(key) : name + "." + std::string(key);
+  }
+
+  const json::value* get(std::string_view key) const {
+    if (obj == nullptr) {
+      return nullptr;
+    }
+    auto it = obj->find(key);
+    if (it == obj->end() || it->value().is_null()) {
+      return nullptr;
+    }
+    return &it->value();
+  }
+
+  result<std::optional<std::int64_t>> integer(std::string_view key, std::int64_t min,
+                                              std::int64_t max) const {
+    const json::value* v = get(key);
+    if (v == nullptr) {
+      return std::optional<std::int64_t>{};
+    }
+    std::optional<std::int64_t> n;
+    if (v->is_int64()) {
+      n = v->get_int64();
+    } else if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(max)) {
+      n = static_cast<std::int64_t>(v->get_uint64());
+    }
+    if (!n) {
+      return config_error(
+          file, path(key),
+          "must be an integer between " + std::to_string(min) + " and " + std::to_string(max));
+    }
+    if (*n < min || *n > max) {
+      return config_error(file, path(key),
+                          "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                              " (got " + std::to_string(*n) + ")");
+    }
+    return n;
+  }
+
+  result<std::optional<std::string>> text(std::string_view key) const {
+    const json::value* v = get(key);
+    if (v == nullptr) {
+      return std::optional<std::string>{};
+    }
+    if (!v->is_string() || v->get_string().empty()) {
+      return config_error(file, path(key), "must be a non-empty string");
+    }
+    return std::optional<std::string>(std::string(v->get_string()));
+  }
+};
+
+result<section> open_section(std::string_view file, const json::object& root, std::string name,
+                             std::initializer_list<std::string_view> keys) {
+  section s{file, name, nullptr};
+  auto it = root.find(name);
+  if (it == root.end() || it->value().is_null()) {
+    return s;
+  }
+  if (!it->value().is_object()) {
+    return config_error(file, name, "must be a mapping (keys: " + join(keys) + ")");
+  }
+  s.obj = &it->value().get_object();
+  for (const auto& kv : *s.obj) {
+    bool known = false;
+    for (auto k : keys) {
+      known = known || kv.key() == k;
+    }
+    if (!known) {
+      return config_error(file, s.path(kv.key()), "unknown key (known: " + join(keys) + ")");
+    }
+  }
+  return s;
+}
+
+// "host:port", "[v6]:port"; port 0 means "pick a free one".
+result<void> read_endpoint(const section& s, std::string_view key, std::string& host,
+                           std::uint16_t& port) {
+  auto t = s.text(key);
+  if (!t) {
+    return std::move(t).error();
+  }
+  if (!*t) {
+    return {};
+  }
+  const std::string& text = **t;
+  auto bad = [&] {
+    return config_error(s.file, s.path(key),
+                        "must be \"host:port\" with a port 0..65535 (got \"" + text + "\")");
+  };
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return bad();
+  }
+  std::string h = text.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  }
+  std::string_view p = std::string_view(text).substr(colon + 1);
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (h.empty() || ec != std::errc{} || ptr != p.data() + p.size() || value > 65535) {
+    return bad();
+  }
+  host = std::move(h);
+  port = static_cast<std::uint16_t>(value);
+  return {};
+}
+
+// Assigns an integer option to `out` when present; `out` keeps its default otherwise.
+template <class T>
+result<void> assign(const section& s, std::string_view key, std::int64_t min, std::int64_t max,
+                    T& out) {
+  auto v = s.integer(key, min, max);
+  if (!v) {
+    return std::move(v).error();
+  }
+  if (*v) {
+    out = static_cast<T>(**v);
+  }
+  return {};
+}
+
+#define WEIR_TRY(expr)              \
+  do {                              \
+    if (auto r_ = (expr); !r_) {    \
+      return std::move(r_).error(); \
+    }                               \
+  } while (false)
+
+result<void> read_node(std::string_view file, const json::object& root, node_config& cfg) {
+  auto s =
+      open_section(file, root, "node", {"http", "grpc", "dataDir", "ioThreads", "actorThreads"});
+  if (!s) {
+    return std::move(s).error();
+  }
+  WEIR_TRY(read_endpoint(*s, "http", cfg.http_address, cfg.http_port));
+  WEIR_TRY(read_endpoint(*s, "grpc", cfg.grpc_address, cfg.grpc_port));
+  auto dir = s->text("dataDir");
+  if (!dir) {
+    return std::move(dir).error();
+  }
+  if (*dir) {
+    cfg.data_dir = **dir;
+  }
+  WEIR_TRY(assign(*s, "ioThreads", 1, 256, cfg.io_threads));
+  WEIR_TRY(assign(*s, "actorThreads", 1, 256, cfg.actor_threads));
+  return {};
+}
+
+result<void> read_hub(std::string_view file, const json::object& root, hub_limits& hub) {
+  constexpr std::int64_t mib = 1 << 20;
+  auto s = open_section(
+      file, root, "query",
+      {"keepAliveIntervalMs", "maxObservableHubConnections", "maxObservableHubConnectionsPerCaller",
+       "maxObservableHubSubscriptionsPerConnection", "maxObservableSubscriptions",
+       "maxObservableSubscriptionsPerCaller", "maxObservableInboundFrames",
+       "maxObservableOutboundFrames", "maxObservableInboundFrameBytes",
+       "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes", "maxObservableTombstones",
+       "tombstoneRetentionMs", "observableShutdownTimeoutMs"});
+  if (!s) {
+    return std::move(s).error();
+  }
+  WEIR_TRY(assign(*s, "keepAliveIntervalMs", 10, 3600000, hub.keep_alive_interval_ms));
+  WEIR_TRY(assign(*s, "maxObservableHubConnections", 1, 100000, hub.max_hub_connections));
+  // Per-caller budgets default to the global one as configured (seed 001).
+  hub.max_hub_connections_per_caller = hub.max_hub_connections;
+  WEIR_TRY(assign(*s, "maxObservableHubConnectionsPerCaller", 1, 100000,
+                  hub.max_hub_connections_per_caller));
+  WEIR_TRY(assign(*s, "maxObservableHubSubscriptionsPerConnection", 1, 10000,
+                  hub.max_subscriptions_per_connection));
+  WEIR_TRY(assign(*s, "maxObservableSubscriptions", 1, 100000, hub.max_subscriptions));
+  hub.max_subscriptions_per_caller = hub.max_subscriptions;
+  WEIR_TRY(assign(*s, "maxObservableSubscriptionsPerCaller", 1, 100000,
+                  hub.max_subscriptions_per_caller));
+  WEIR_TRY(assign(*s, "maxObservableInboundFrames", 1, 10000, hub.max_inbound_frames));
+  WEIR_TRY(assign(*s, "maxObservableOutboundFrames", 1, 10000, hub.max_outbound_frames));
+  WEIR_TRY(assign(*s, "maxObservableInboundFrameBytes", 1, 16 * mib, hub.max_inbound_frame_bytes));
+  WEIR_TRY(
+      assign(*s, "maxObservableOutboundFrameBytes", 1, 16 * mib, hub.max_outbound_frame_bytes));
+  WEIR_TRY(assign(*s, "maxOutboundQueueBytes", 1, 1024 * mib, hub.max_outbound_queue_bytes));
+  if (hub.max_outbound_queue_bytes < hub.max_outbound_frame_bytes) {
+    // Otherwise one largest permitted frame would already overflow the queue.
+    return config_error(file, s->path("maxOutboundQueueBytes"),
+                        "must be at least maxObservableOutboundFrameBytes (" +
+                            std::to_string(hub.max_outbound_frame_bytes) + ")");
+  }
+  WEIR_TRY(assign(*s, "maxObservableTombstones", 1, 100000, hub.max_tombstones));
+  WEIR_TRY(assign(*s, "tombstoneRetentionMs", 1, 86400000, hub.tombstone_retention_ms));
+  WEIR_TRY(assign(*s, "observableShutdownTimeoutMs", 0, 600000, hub.shutdown_timeout_ms));
+  return {};
+}
+
+result<void> read_queries(std::string_view file, const json::object& root, node_config& cfg) {
+  auto it = root.find("queries");
+  if (it == root.end()) {
+    return {};
+  }
+  auto queries = core::parse_query_definitions(it->value());
+  if (!queries) {
+    core::error e = std::move(queries).error();
+    e.message = std::string(file) + ": " + e.message;
+    e.details["file"] = file;
+    return e;
+  }
+  cfg.queries = std::move(*queries);
+  return {};
+}
+
+result<node_config> validate(std::string_view file, const json::value& doc) {
+  node_config cfg;
+  if (doc.is_null()) {
+    return cfg;  // an empty file: every default
+  }
+  if (!doc.is_object()) {
+    json::object details;
+    details["file"] = file;
+    return make_error(std::string(config_invalid),
+                      std::string(file) + ": the top level must be a mapping", std::move(details));
+  }
+  const json::object& root = doc.get_object();
+  const std::initializer_list<std::string_view> sections = {"node", "http", "store", "query",
+                                                            "queries"};
+  for (const auto& kv : root) {
+    bool known = false;
+    for (auto k : sections) {
+      known = known || kv.key() == k;
+    }
+    if (!known) {
+      return config_error(file, kv.key(), "unknown key (known: " + join(sections) + ")");
+    }
+  }
+  WEIR_TRY(read_node(file, root, cfg));
+  {
+    auto s = open_section(file, root, "http", {"maxBodyBytes"});
+    if (!s) {
+      return std::move(s).error();
+    }
+    WEIR_TRY(assign(*s, "maxBodyBytes", 1, std::int64_t{256} << 20, cfg.max_body_bytes));
+  }
+  {
+    auto s = open_section(file, root, "store", {"queueCapacity"});
+    if (!s) {
+      return std::move(s).error();
+    }
+    WEIR_TRY(assign(*s, "queueCapacity", 1, 1000000, cfg.store_queue_capacity));
+  }
+  WEIR_TRY(read_hub(file, root, cfg.hub));
+  WEIR_TRY(read_queries(file, root, cfg));
+  return cfg;
+}
+
+#undef WEIR_TRY
+
+}  // namespace
+
+boost::json::value yaml_to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      // yaml-cpp tags plain scalars "?" and quoted/block ones "!"; an explicit tag such as !!str
+      // also means "take the text as written".
+      if (n.Tag() == "?" || n.Tag().empty()) {
+        return plain_scalar(n.Scalar());
+      }
+      return json::string(n.Scalar());
+    case YAML::NodeType::Sequence: {
+      json::array out;
+      out.reserve(n.size());
+      for (const auto& e : n) {
+        out.push_back(yaml_to_json(e));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json::object out;
+      for (const auto& kv : n) {
+        out[kv.first.Scalar()] = yaml_to_json(kv.second);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+core::result<node_config> load_config_text(std::string_view yaml_text, std::string_view file_name) {
+  json::object details;
+  details["file"] = file_name;
+  try {
+    YAML::Node doc = YAML::Load(std::string(yaml_text));
+    if (auto problem = structural_problem(doc, "")) {
+      return make_error(std::string(config_invalid), std::string(file_name) + ": " + *problem,
+                        std::move(details));
+    }
+    return validate(file_name, yaml_to_json(doc));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp reports malformed YAML by throwing; this is the boundary that turns it into a value.
+    std::string where = e.mark.is_null() ? std::string()
+                                         : "line " + std::to_string(e.mark.line + 1) + ", column " +
+                                               std::to_string(e.mark.column + 1) + ": ";
+    return make_error(std::string(config_invalid), std::string(file_name) + ": " + where + e.msg,
+                      std::move(details));
+  }
+}
+
+core::result<node_config> load_config_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    json::object details;
+    details["file"] = path;
+    return make_error(std::string(config_invalid), path + ": cannot open the file",
+                      std::move(details));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    json::object details;
+    details["file"] = path;
+    return make_error(std::string(config_invalid), path + ": cannot read the file",
+                      std::move(details));
+  }
+  return load_config_text(text.str(), path);
+}
+
+}  // namespace weir::config

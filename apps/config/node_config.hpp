@@ -1,0 +1,66 @@
+// weir::config::node_config — everything one Weir node reads from its configuration file
+// (weir.yaml), with the defaults a newcomer gets when a section or key is left out.
+// Loading validates everything up front: a typo or an out-of-range value stops the node at start
+// with a message naming the file, the key and (for queries) the query, never later or silently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/query_definition.hpp"
+#include "core/result.hpp"
+
+namespace weir::config {
+
+/// Observable-query hub limits (arc-hub.md §9; YAML section `query`, names in comments).
+struct hub_limits {
+  std::int64_t keep_alive_interval_ms = 30000;         ///< keepAliveIntervalMs, 10..3600000
+  std::size_t max_hub_connections = 512;               ///< maxObservableHubConnections, 1..100000
+  std::size_t max_hub_connections_per_caller = 512;    ///< …PerCaller, 1..100000
+  std::size_t max_subscriptions_per_connection = 256;  ///< …HubSubscriptionsPerConnection, 1..10000
+  std::size_t max_subscriptions = 4096;                ///< maxObservableSubscriptions, 1..100000
+  std::size_t max_subscriptions_per_caller = 4096;     ///< …PerCaller, 1..100000
+  std::size_t max_inbound_frames = 256;                ///< maxObservableInboundFrames, 1..10000
+  std::size_t max_outbound_frames = 256;               ///< maxObservableOutboundFrames, 1..10000
+  std::size_t max_inbound_frame_bytes = 65536;         ///< …InboundFrameBytes, 1..16 MiB
+  std::size_t max_outbound_frame_bytes = 1 << 20;      ///< …OutboundFrameBytes, 1..16 MiB
+  /// maxOutboundQueueBytes (Weir's own), max_outbound_frame_bytes..1 GiB: bytes queued per
+  /// connection before it is closed with 1013 "Outbound queue full".
+  std::size_t max_outbound_queue_bytes = 4 << 20;
+  std::size_t max_tombstones = 1024;             ///< maxObservableTombstones, 1..100000
+  std::int64_t tombstone_retention_ms = 120000;  ///< tombstoneRetentionMs, 1..86400000
+  std::int64_t shutdown_timeout_ms = 10000;      ///< observableShutdownTimeoutMs, 0..600000
+};
+
+/// One node's configuration. Per-caller hub limits that are not given default to the configured
+/// global limit, not to the built-in default (so lowering a global limit lowers both).
+struct node_config {
+  std::string http_address = "127.0.0.1";  ///< node.http "host:port" (IPv6 as "[::1]:8080")
+  std::uint16_t http_port = 8080;          ///< 0 = pick a free one
+  std::string grpc_address = "127.0.0.1";  ///< node.grpc "host:port"
+  std::uint16_t grpc_port = 9090;          ///< 0 = pick a free one
+  std::string data_dir = "./weir-data";    ///< node.dataDir
+  int io_threads = 1;                      ///< node.ioThreads, 1..256
+  int actor_threads = 2;                   ///< node.actorThreads, 1..256
+  std::size_t max_body_bytes = 1 << 20;    ///< http.maxBodyBytes, 1..256 MiB: write API body cap
+  /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
+  std::size_t store_queue_capacity = 4096;
+  hub_limits hub;
+  std::vector<core::query_definition> queries;
+};
+
+/// Reads and validates the file at `path`. Errors: code "config.invalid", message starting with
+/// the file name, e.g. "weir.yaml: query 'Demo.Tasks.ObserveByState': field 'filter': unknown
+/// operator $foo", details {"file", "field"[, "query"]}.
+core::result<node_config> load_config_file(const std::string& path);
+
+/// Same as load_config_file, from text; `file_name` is used in messages.
+core::result<node_config> load_config_text(std::string_view yaml_text, std::string_view file_name);
+
+// boost::json::value yaml_to_json(const YAML::Node&) is defined in node_config.cpp and declared
+// there, so yaml-cpp headers stay out of this header.
+
+}  // namespace weir::config

@@ -1,0 +1,170 @@
+// The demo: queries over a task board, bank accounts and a chat room in space "demo", seeded
+// once, then a writer that flips a task's state, moves money and posts a chat line each tick.
+#include "apps/demo.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <random>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "actors/runtime.hpp"
+
+namespace weir::app {
+
+std::string_view demo_config_yaml() {
+  return R"yaml(# Weir's built-in demo configuration (weir serve --demo).
+node:
+  http: "127.0.0.1:8080"
+  grpc: "127.0.0.1:9090"
+  dataDir: ./weir-demo-data
+queries:
+  - name: Demo.Tasks.ObserveByState
+    route: /api/demo/tasks/by-state
+    space: demo
+    object: "{board}"
+    dataset: tasks
+    filter: { state: "{state}" }
+    sort: ["title"]
+    arguments: { board: string, state: string }
+  - name: Demo.Tasks.ObserveAll
+    route: /api/demo/tasks
+    space: demo
+    object: "{board}"
+    dataset: tasks
+    sort: ["title"]
+    arguments: { board: string }
+  - name: Demo.Boards.ObserveBoard
+    route: /api/demo/boards/one
+    space: demo
+    object: "{board}"
+    arguments: { board: string }
+  - name: Demo.Boards.ObserveAll
+    route: /api/demo/boards
+    space: demo
+    sort: ["name"]
+  - name: Demo.Accounts.ObserveAbove
+    route: /api/demo/accounts/above
+    space: demo
+    object: bank
+    dataset: accounts
+    filter: { balance: { $gte: "{minimum}" } }
+    sort: ["-balance"]
+    arguments: { minimum: number }
+  - name: Demo.Chat.ObserveMessages
+    route: /api/demo/chat
+    space: demo
+    object: "{room}"
+    dataset: messages
+    sort: ["-_ver.id"]
+    arguments: { room: string }
+)yaml";
+}
+
+namespace {
+
+/// Submits a write and waits for its answer (the demo writer is its own thread).
+void write_sync(actors::runtime& rt, actors::write_command cmd) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  rt.submit(std::move(cmd), [done](core::result<actors::write_outcome>) { done->set_value(); });
+  fut.wait_for(std::chrono::seconds{10});
+}
+
+actors::write_command put(std::string object, std::string dataset, std::string id,
+                          std::string_view json) {
+  actors::write_command c;
+  c.kind = dataset.empty() ? actors::write_kind::put_object : actors::write_kind::put_record;
+  c.space = "demo";
+  c.object = std::move(object);
+  c.dataset = std::move(dataset);
+  c.id = std::move(id);
+  c.body = boost::json::parse(json);
+  return c;
+}
+
+constexpr const char* states[] = {"todo", "doing", "done"};
+constexpr const char* people[] = {"ada", "grace", "linus", "barbara", "ken"};
+constexpr const char* lines[] = {"shipping it", "who broke main?", "LGTM", "coffee?",
+                                 "deploying to staging", "rolled back", "all green"};
+
+}  // namespace
+
+demo_writer::demo_writer(actors::runtime& rt, std::uint64_t seed, std::int64_t period_ms)
+    : rt_(rt), thread_([this, seed, period_ms] { run(seed, period_ms); }) {}
+
+demo_writer::~demo_writer() {
+  stop_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
+  std::mt19937_64 rng{seed};
+  write_sync(rt_, put("main", "", "", R"({"name":"Main board","owner":"ada"})"));
+  write_sync(rt_, put("ops", "", "", R"({"name":"Ops board","owner":"grace"})"));
+  const char* titles[] = {"Write docs", "Fix login", "Add metrics", "Tune RocksDB",
+                          "Review PR", "Plan sprint", "Upgrade CAF", "Load test"};
+  for (int i = 0; i < 8; ++i) {
+    auto id = "t" + std::to_string(i + 1);
+    boost::json::object t{{"id", id}, {"title", titles[i]}, {"state", states[i % 3]},
+                          {"assignee", people[i % 5]}};
+    write_sync(rt_, put("main", "tasks", id, boost::json::serialize(t)));
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto id = std::string{"acct-"} + people[i];
+    boost::json::object a{{"id", id}, {"name", people[i]}, {"balance", 100 * (i + 1)}};
+    write_sync(rt_, put("bank", "accounts", id, boost::json::serialize(a)));
+  }
+  std::uint64_t msg = 0;
+  while (!stop_) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{period_ms};
+    {
+      auto id = "t" + std::to_string(rng() % 8 + 1);
+      actors::write_command c;
+      c.kind = actors::write_kind::patch_record;
+      c.space = "demo";
+      c.object = "main";
+      c.dataset = "tasks";
+      c.id = id;
+      c.body = boost::json::object{{"$set", boost::json::object{{"state", states[rng() % 3]}}}};
+      write_sync(rt_, std::move(c));
+    }
+    {
+      actors::write_command c;
+      c.kind = actors::write_kind::patch_record;
+      c.space = "demo";
+      c.object = "bank";
+      c.dataset = "accounts";
+      c.id = std::string{"acct-"} + people[rng() % 5];
+      c.body = boost::json::object{
+          {"$inc", boost::json::object{{"balance", static_cast<std::int64_t>(rng() % 101) - 50}}}};
+      write_sync(rt_, std::move(c));
+    }
+    {
+      ++msg;
+      boost::json::object m{{"id", "m" + std::to_string(msg)},
+                            {"from", people[rng() % 5]},
+                            {"text", lines[rng() % 7]}};
+      actors::write_command c;
+      c.kind = actors::write_kind::batch;
+      c.space = "demo";
+      c.object = "lobby";
+      c.dataset = "messages";
+      boost::json::object body{{"upsert", boost::json::array{m}}};
+      if (msg > 20) {
+        body["delete"] = boost::json::array{"m" + std::to_string(msg - 20)};
+      }
+      c.body = std::move(body);
+      write_sync(rt_, std::move(c));
+    }
+    while (!stop_ && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+  }
+}
+
+}  // namespace weir::app

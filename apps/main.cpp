@@ -1,0 +1,188 @@
+// The `weir` binary: `serve` runs a node (optionally the demo), `watch` prints a live query.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/config/node_config.hpp"
+#include "apps/demo.hpp"
+#include "apps/node.hpp"
+#include "apps/watch_client.hpp"
+
+namespace {
+
+constexpr const char* usage = R"(usage:
+  weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
+      Runs a node. --demo uses the built-in demo configuration (unless --config is given),
+      seeds demo data and changes a few records every second.
+  weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--url ws://HOST:PORT/.cratis/queries/ws]
+             [--frames N]
+      Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line.
+  weir version
+)";
+
+bool split_host_port(const std::string& s, std::string& host, std::uint16_t& port) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos) {
+    return false;
+  }
+  host = s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  try {
+    auto p = std::stoul(s.substr(colon + 1));
+    if (p > 65535) {
+      return false;
+    }
+    port = static_cast<std::uint16_t>(p);
+  } catch (...) {
+    return false;
+  }
+  return !host.empty();
+}
+
+int serve(int argc, char** argv) {
+  std::optional<std::string> config_file, http, grpc, data_dir;
+  bool demo = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::optional<std::string> {
+      if (i + 1 >= argc) {
+        std::cerr << "weir serve: " << a << " needs a value\n";
+        return std::nullopt;
+      }
+      return std::string{argv[++i]};
+    };
+    if (a == "--demo") {
+      demo = true;
+    } else if (a == "--config") {
+      if (!(config_file = next())) return 2;
+    } else if (a == "--http") {
+      if (!(http = next())) return 2;
+    } else if (a == "--grpc") {
+      if (!(grpc = next())) return 2;
+    } else if (a == "--data-dir") {
+      if (!(data_dir = next())) return 2;
+    } else {
+      std::cerr << "weir serve: unknown option " << a << "\n" << usage;
+      return 2;
+    }
+  }
+  auto cfg = config_file ? weir::config::load_config_file(*config_file)
+             : demo      ? weir::config::load_config_text(weir::app::demo_config_yaml(), "demo")
+                         : weir::config::load_config_text("", "defaults");
+  if (!cfg) {
+    std::cerr << "weir: " << cfg.error().message << "\n";
+    return 1;
+  }
+  if (http && !split_host_port(*http, cfg->http_address, cfg->http_port)) {
+    std::cerr << "weir serve: --http wants HOST:PORT, got '" << *http << "'\n";
+    return 2;
+  }
+  if (grpc && !split_host_port(*grpc, cfg->grpc_address, cfg->grpc_port)) {
+    std::cerr << "weir serve: --grpc wants HOST:PORT, got '" << *grpc << "'\n";
+    return 2;
+  }
+  if (data_dir) {
+    cfg->data_dir = *data_dir;
+  }
+  // Signals are taken by sigwait below, never by an arbitrary thread.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto n = weir::app::node::start(std::move(cfg.value()));
+  if (!n) {
+    std::cerr << "weir: " << n.error().message << "\n";
+    return 1;
+  }
+  auto& node = *n.value();
+  std::cerr << "weir: serving HTTP/WebSocket on " << node.config().http_address << ":"
+            << node.http_port() << ", gRPC on " << node.config().grpc_address << ":"
+            << node.grpc_port() << ", data in " << node.config().data_dir << "\n";
+  std::unique_ptr<weir::app::demo_writer> writer;
+  if (demo) {
+    writer = std::make_unique<weir::app::demo_writer>(
+        node.runtime(),
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::cerr << "weir: demo running; watch it with:\n  weir watch --url ws://"
+              << node.config().http_address << ":" << node.http_port()
+              << "/.cratis/queries/ws --query Demo.Tasks.ObserveAll --arg board=main --mode delta\n";
+  }
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cerr << "weir: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", draining\n";
+  writer.reset();
+  node.stop();
+  std::cerr << "weir: stopped\n";
+  return 0;
+}
+
+int watch(int argc, char** argv) {
+  weir::app::watch_options o;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::cerr << "weir watch: " << a << " needs a value\n" << usage;
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--url") {
+      o.url = v;
+    } else if (a == "--query") {
+      o.query = v;
+    } else if (a == "--mode") {
+      o.mode = v;
+    } else if (a == "--id") {
+      o.query_id = v;
+    } else if (a == "--frames") {
+      o.frames = std::stol(v);
+    } else if (a == "--arg") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "weir watch: --arg wants NAME=VALUE\n";
+        return 2;
+      }
+      o.arguments.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else {
+      std::cerr << "weir watch: unknown option " << a << "\n" << usage;
+      return 2;
+    }
+  }
+  return weir::app::run_watch(o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << usage;
+    return 2;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "serve") {
+    return serve(argc - 2, argv + 2);
+  }
+  if (cmd == "watch") {
+    return watch(argc - 2, argv + 2);
+  }
+  if (cmd == "version" || cmd == "--version") {
+    std::cout << "weir 0.1.0\n";
+    return 0;
+  }
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::cout << usage;
+    return 0;
+  }
+  std::cerr << "weir: unknown command '" << cmd << "'\n" << usage;
+  return 2;
+}

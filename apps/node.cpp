@@ -1,0 +1,122 @@
+// Node assembly. Start: store → actors → gRPC → HTTP. Stop is the reverse, with the drain in
+// front so nothing acknowledged is lost and nothing in flight is cut off.
+#include "apps/node.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "actors/runtime.hpp"
+#include "cluster/grpc_server.hpp"
+#include "gateway/http_server.hpp"
+#include "store/durable_store.hpp"
+
+namespace weir::app {
+
+struct node::impl {
+  config::node_config cfg;
+  std::unique_ptr<store::durable_store> store;
+  std::unique_ptr<actors::runtime> rt;
+  std::unique_ptr<cluster::grpc_server> grpc;
+  std::unique_ptr<gateway::http_server> http;
+  bool stopped = false;
+};
+
+namespace {
+
+actors::runtime_options runtime_options_from(const config::node_config& c) {
+  actors::runtime_options o;
+  o.actor_threads = c.actor_threads;
+  auto& h = o.hub;
+  const auto& l = c.hub;
+  h.keep_alive_interval_ms = l.keep_alive_interval_ms;
+  h.max_hub_connections = l.max_hub_connections;
+  h.max_hub_connections_per_caller = l.max_hub_connections_per_caller;
+  h.max_subscriptions_per_connection = l.max_subscriptions_per_connection;
+  h.max_subscriptions = l.max_subscriptions;
+  h.max_subscriptions_per_caller = l.max_subscriptions_per_caller;
+  h.max_inbound_frames = l.max_inbound_frames;
+  h.max_outbound_frames = l.max_outbound_frames;
+  h.max_inbound_frame_bytes = l.max_inbound_frame_bytes;
+  h.max_outbound_frame_bytes = l.max_outbound_frame_bytes;
+  h.max_outbound_queue_bytes = l.max_outbound_queue_bytes;
+  h.max_tombstones = l.max_tombstones;
+  h.tombstone_retention_ms = l.tombstone_retention_ms;
+  h.shutdown_timeout_ms = l.shutdown_timeout_ms;
+  return o;
+}
+
+}  // namespace
+
+node::node(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
+  auto p = std::make_unique<impl>();
+  p->cfg = std::move(cfg);
+  auto store = store::durable_store::open({p->cfg.data_dir, p->cfg.store_queue_capacity, true});
+  if (!store) {
+    return std::move(store).error();
+  }
+  p->store = std::move(store.value());
+  p->rt = std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries,
+                                            *p->store);
+  p->grpc = std::make_unique<cluster::grpc_server>(
+      cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes}, *p->rt);
+  if (auto r = p->grpc->start(); !r) {
+    return std::move(r).error();
+  }
+  gateway::http_options ho;
+  ho.address = p->cfg.http_address;
+  ho.port = p->cfg.http_port;
+  ho.io_threads = p->cfg.io_threads;
+  ho.max_body_bytes = p->cfg.max_body_bytes;
+  p->http = std::make_unique<gateway::http_server>(ho, *p->rt);
+  if (auto r = p->http->start(); !r) {
+    return std::move(r).error();
+  }
+  return std::unique_ptr<node>(new node(std::move(p)));
+}
+
+node::~node() { stop(); }
+
+std::uint16_t node::http_port() const { return impl_->http ? impl_->http->port() : 0; }
+std::uint16_t node::grpc_port() const { return impl_->grpc ? impl_->grpc->port() : 0; }
+actors::runtime& node::runtime() { return *impl_->rt; }
+const config::node_config& node::config() const { return impl_->cfg; }
+
+void node::stop() {
+  auto& p = *impl_;
+  if (p.stopped) {
+    return;
+  }
+  p.stopped = true;
+  auto timeout = p.cfg.hub.shutdown_timeout_ms;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout};
+  if (p.http) {
+    p.http->drain(timeout);
+  }
+  if (p.grpc) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    p.grpc->stop(std::max<std::int64_t>(0, left));
+  }
+  // Writes already accepted still become durable and get their answer.
+  while (p.rt && p.rt->in_flight_writes() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  if (p.http) {
+    p.http->stop();
+    p.http.reset();
+  }
+  p.grpc.reset();
+  if (p.rt) {
+    p.rt->shutdown();
+    p.rt.reset();
+  }
+  if (p.store) {
+    p.store->stop();
+    p.store.reset();
+  }
+}
+
+}  // namespace weir::app

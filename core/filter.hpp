@@ -1,0 +1,77 @@
+// weir::core::filter — the Mongo-style query filter of named queries and windowed subscribes
+// (windowed-subscribe.md §2). Parsed once into a tree with pre-split paths; matches() runs on
+// every change for every subscription, so it neither allocates nor re-reads the spec.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "core/result.hpp"
+
+namespace weir::core {
+
+/// A parsed filter. Grammar:
+///   filter   := {} | null | { clause, … }            (clauses are ANDed)
+///   clause   := "$and" | "$or" | "$nor" : [filter, …]   (non-empty array)
+///             | "<dotted.path>" : value                 (implicit $eq; an object without $ keys
+///                                                        is matched as a whole)
+///             | "<dotted.path>" : { "$op": operand, … } (all ops must hold)
+///   ops      := $eq $ne $gt $gte $lt $lte (any value) | $in $nin $all (array)
+///             | $exists (bool) | $size (non-negative integer)
+///             | $type (alias or number code, or an array of them: "double" 1, "string" 2,
+///               "object" 3, "array" 4, "bool" 8, "null" 10, "int" 16, "long" 18, "number";
+///               int and long both mean any JSON integer)
+///             | $not ({ "$op": operand, … })
+/// Semantics (Mongo's, on JSON):
+///   - paths resolve as json_path does (array indexes by number, no fan-out into arrays of
+///   objects);
+///   - a scalar against an array field matches when any element matches ("contains"); $eq with an
+///     array operand also matches the whole array; $all needs every operand element contained;
+///   - equality is deep, numbers compare numerically across int/uint/double (1 == 1.0), object
+///     member order does not matter;
+///   - $gt/$gte/$lt/$lte only match values of the operand's type class (numbers with numbers,
+///     strings byte-wise with strings, …; see compare_json); mismatched types never match;
+///   - null means "null or missing": {a: null} and {a: {$gte: null}} match a missing field;
+///   - $ne and $nin are the negations of $eq and $in, so they match missing fields;
+///   - $not negates its whole operator object (so it matches missing fields too).
+/// $regex, $elemMatch and any other operator are unknown.
+class filter {
+ public:
+  /// The filter that matches everything.
+  filter();
+
+  /// Parses a filter spec. null and {} match everything. An unknown operator gives
+  /// `filter.unknown_operator` with details {"operator", "path"} ("" at the top level); any other
+  /// grammar error gives `filter.invalid` with a message naming the problem and details {"path"}
+  /// (and {"operator"} where one is involved).
+  static result<filter> parse(const boost::json::value& spec);
+
+  /// Whether `doc` satisfies the filter.
+  bool matches(const boost::json::object& doc) const;
+
+  /// True when the filter has no clauses (null or {}), so callers can skip evaluation.
+  bool matches_all() const;
+
+  /// The distinct top-level field names the filter reads, in first-mention order. A change that
+  /// touches none of them cannot change whether a record matches.
+  const std::vector<std::string>& fields() const;
+
+ private:
+  struct impl;
+
+  explicit filter(std::shared_ptr<const impl> impl) : impl_(std::move(impl)) {}
+
+  // Immutable after parse, so copies share it.
+  std::shared_ptr<const impl> impl_;
+};
+
+/// Deep equality as the filter uses it: numbers numerically (1 == 1.0), objects regardless of
+/// member order, arrays element-wise.
+bool json_equal(const boost::json::value& a, const boost::json::value& b);
+
+}  // namespace weir::core

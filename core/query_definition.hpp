@@ -1,0 +1,86 @@
+// weir::core::query_definition — a named query as declared in the configuration file, and
+// bind_query, which turns one plus a client's arguments into the bound_query a subscription runs.
+// Validation happens twice on purpose: once at load (so a bad config never starts) and once per
+// request (because argument values are only known then).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "core/filter.hpp"
+#include "core/result.hpp"
+#include "core/sort_spec.hpp"
+
+namespace weir::core {
+
+/// The declared type of a query argument. Arguments arrive as strings (hub requests and query
+/// strings alike) and are converted to this type before they are bound.
+enum class argument_type { string, integer, number, boolean };
+
+/// Text form used in configuration files: "string", "integer", "number", "boolean".
+std::string_view to_string(argument_type t);
+
+/// A named query. `space`, `object` and `dataset` are either a fixed id or exactly "{arg}", bound
+/// from the argument `arg`; string values of exactly "{arg}" inside `filter_template` are bound
+/// the same way.
+struct query_definition {
+  std::string name;   ///< fully-qualified, e.g. "Demo.Tasks.ObserveByState"
+  std::string route;  ///< HTTP route of the direct transports, e.g. "/api/demo/tasks"
+  std::string space;
+  /// Absent: the space's cross-object `objects` collection (one property document per object).
+  std::optional<std::string> object;
+  /// Absent with `object` set: the result is that object's property document, not an array.
+  std::optional<std::string> dataset;
+  boost::json::value filter_template;  ///< as written; null when absent
+  std::vector<std::string> sort;       ///< default sort, "-path" for descending
+  std::vector<std::pair<std::string, argument_type>> arguments;  ///< declaration order
+  std::string authorize = "anonymous";
+
+  /// False only for the single-document case (object set, dataset absent).
+  bool yields_collection() const;
+};
+
+/// Parses one query from JSON (configuration YAML is converted to JSON first). `index` is the
+/// query's position in the list, used to name it when it has no usable name. Errors have code
+/// "config.invalid", a message "query '<name>': field '<field>': <why>" and details
+/// {"query": name-or-index, "field": field}.
+result<query_definition> parse_query_definition(const boost::json::value& v, std::size_t index);
+
+/// Parses a list of queries (null means none) and checks that names and routes are unique.
+result<std::vector<query_definition>> parse_query_definitions(const boost::json::value& list);
+
+/// A query bound to concrete arguments: what a subscription actually runs.
+struct bound_query {
+  std::string space;
+  std::string object;   ///< "" means the space's objects collection unit
+  std::string dataset;  ///< "objects" for property documents (collection and single document)
+  /// Set for the single-document case: the object id whose property document is the result.
+  std::optional<std::string> single_id;
+  filter where;
+  sort_spec order;  ///< the definition's sort, with the client's sortBy prepended when given
+  std::uint64_t page = 0;
+  std::uint64_t page_size = 0;  ///< 0 = unpaged (and then page is normalized to 0)
+  /// Canonical, unambiguous text of the query name, typed argument values, paging and effective
+  /// sort: two requests may share one materialized result iff their keys are equal.
+  std::string key;
+};
+
+/// Binds `arguments` (name → text, as the hub request carries them) to `def`. Every declared
+/// argument is required, undeclared ones are refused, and each value must convert to its declared
+/// type (integer: "42"; number: "4.5"; boolean: "true"/"false", any case). Ids bound from arguments
+/// must be non-empty, at most 256 bytes, without control characters. `sort_by`, when non-empty, is
+/// prepended to the definition's sort (`descending` gives its direction). Every failure is code
+/// "query.invalid_arguments" with details {"query", "argument" or "field"}.
+result<bound_query> bind_query(const query_definition& def,
+                               const std::vector<std::pair<std::string, std::string>>& arguments,
+                               std::uint64_t page, std::uint64_t page_size,
+                               const std::optional<std::string>& sort_by, bool descending);
+
+}  // namespace weir::core

@@ -1,0 +1,102 @@
+// Record id validation, upsert body normalization and version stamping (see record_rules.hpp).
+#include "core/record_rules.hpp"
+
+#include <string>
+#include <utility>
+
+namespace weir::core {
+
+namespace {
+
+error field_error(std::string code, std::string message, std::string_view field) {
+  boost::json::object details;
+  details["field"] = field;
+  return make_error(std::move(code), std::move(message), std::move(details));
+}
+
+}  // namespace
+
+result<void> validate_id(std::string_view id, std::string_view field_name) {
+  if (id.empty()) {
+    return field_error("request.invalid_field", std::string(field_name) + " must not be empty",
+                       field_name);
+  }
+  if (id.size() > max_record_id_size) {
+    return field_error("request.invalid_field",
+                       std::string(field_name) + " is longer than " +
+                           std::to_string(max_record_id_size) + " bytes",
+                       field_name);
+  }
+  for (char c : id) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      return field_error("request.invalid_field",
+                         std::string(field_name) + " must not contain control characters",
+                         field_name);
+    }
+  }
+  return {};
+}
+
+result<boost::json::object> normalize_record(boost::json::value body,
+                                             std::optional<std::string_view> path_id) {
+  auto* obj = body.if_object();
+  if (obj == nullptr) {
+    return make_error("request.not_object", "record must be a JSON object");
+  }
+  if (path_id) {
+    if (auto ok = validate_id(*path_id, "id"); !ok) {
+      return std::move(ok).error();
+    }
+  }
+  if (const auto* id = obj->if_contains("id")) {
+    const auto* s = id->if_string();
+    if (s == nullptr) {
+      return field_error("request.invalid_field", "id must be a string", "id");
+    }
+    if (auto ok = validate_id(*s, "id"); !ok) {
+      return std::move(ok).error();
+    }
+    if (path_id && std::string_view(*s) != *path_id) {
+      boost::json::object details;
+      details["id"] = *s;
+      details["pathId"] = *path_id;
+      return make_error("record.id_mismatch",
+                        "record id \"" + std::string(*s) +
+                            "\" does not match the id in the path \"" + std::string(*path_id) +
+                            "\"",
+                        std::move(details));
+    }
+  } else if (path_id) {
+    (*obj)["id"] = *path_id;
+  } else {
+    return field_error("request.missing_field", "record needs a string \"id\"", "id");
+  }
+  obj->stable_erase("_ver");
+  return std::move(*obj);
+}
+
+void stamp_version(boost::json::object& record, std::string_view version_id) {
+  const auto n = record.size();
+  const bool id_first = n == 0 || record.begin()->key() == "id" || !record.contains("id");
+  const auto ver = record.find("_ver");
+  const bool ver_last_or_absent = ver == record.end() || ver == record.end() - 1;
+  if (!id_first || !ver_last_or_absent) {
+    boost::json::object ordered(record.storage());
+    ordered.reserve(n + 1);
+    if (auto* id = record.if_contains("id")) {
+      ordered.emplace("id", std::move(*id));
+    }
+    for (auto& member : record) {
+      if (member.key() != "id" && member.key() != "_ver") {
+        ordered.emplace(member.key(), std::move(member.value()));
+      }
+    }
+    record = std::move(ordered);
+  }
+  boost::json::object ver_value(record.storage());
+  ver_value.emplace("id", version_id);
+  record["_ver"] = std::move(ver_value);
+}
+
+}  // namespace weir::core

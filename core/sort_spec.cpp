@@ -1,0 +1,250 @@
+// Sort specifications and the JSON total order (see sort_spec.hpp).
+#include "core/sort_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+namespace weir::core {
+
+namespace {
+
+template <class T>
+int three_way(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// Exact comparison of an integer with a double in (-2^63, 2^63] range handled by the callers;
+// compares the integer part first, then the sign of the fraction.
+template <class Int>
+int compare_int_with_truncated(Int i, double d) {
+  const double t = std::trunc(d);
+  const Int ti = static_cast<Int>(t);
+  if (i != ti) {
+    return i < ti ? -1 : 1;
+  }
+  const double frac = d - t;
+  return frac > 0 ? -1 : (frac < 0 ? 1 : 0);
+}
+
+constexpr double two_pow_63 = 9223372036854775808.0;
+constexpr double two_pow_64 = 18446744073709551616.0;
+
+int compare_int64_double(std::int64_t i, double d) {
+  if (std::isnan(d)) {
+    return 1;
+  }
+  if (d >= two_pow_63) {
+    return -1;
+  }
+  if (d < -two_pow_63) {
+    return 1;
+  }
+  return compare_int_with_truncated<std::int64_t>(i, d);
+}
+
+int compare_uint64_double(std::uint64_t u, double d) {
+  if (std::isnan(d)) {
+    return 1;
+  }
+  if (d < 0) {
+    return 1;
+  }
+  if (d >= two_pow_64) {
+    return -1;
+  }
+  return compare_int_with_truncated<std::uint64_t>(u, d);
+}
+
+int compare_double(double a, double b) {
+  const bool na = std::isnan(a);
+  const bool nb = std::isnan(b);
+  if (na || nb) {
+    return na == nb ? 0 : (na ? -1 : 1);
+  }
+  return three_way(a, b);
+}
+
+int compare_strings(const boost::json::string& a, const boost::json::string& b) {
+  // char_traits<char>::compare orders bytes as unsigned char, as memcmp does.
+  const int c = std::string_view(a).compare(std::string_view(b));
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+result<sort_spec> invalid_sort(std::string message) {
+  boost::json::object details;
+  details["field"] = "sort";
+  return make_error("request.invalid_field", std::move(message), std::move(details));
+}
+
+}  // namespace
+
+int json_type_rank(const boost::json::value* v) {
+  if (v == nullptr) {
+    return 0;
+  }
+  switch (v->kind()) {
+    case boost::json::kind::null:
+      return 0;
+    case boost::json::kind::int64:
+    case boost::json::kind::uint64:
+    case boost::json::kind::double_:
+      return 1;
+    case boost::json::kind::string:
+      return 2;
+    case boost::json::kind::object:
+      return 3;
+    case boost::json::kind::array:
+      return 4;
+    case boost::json::kind::bool_:
+      return 5;
+  }
+  return 0;
+}
+
+int compare_numbers(const boost::json::value& a, const boost::json::value& b) {
+  using boost::json::kind;
+  switch (a.kind()) {
+    case kind::int64: {
+      const std::int64_t x = a.get_int64();
+      if (b.is_int64()) {
+        return three_way(x, b.get_int64());
+      }
+      if (b.is_uint64()) {
+        return x < 0 ? -1 : three_way(static_cast<std::uint64_t>(x), b.get_uint64());
+      }
+      return compare_int64_double(x, b.get_double());
+    }
+    case kind::uint64: {
+      const std::uint64_t x = a.get_uint64();
+      if (b.is_uint64()) {
+        return three_way(x, b.get_uint64());
+      }
+      if (b.is_int64()) {
+        const std::int64_t y = b.get_int64();
+        return y < 0 ? 1 : three_way(x, static_cast<std::uint64_t>(y));
+      }
+      return compare_uint64_double(x, b.get_double());
+    }
+    default: {
+      const double x = a.get_double();
+      if (b.is_double()) {
+        return compare_double(x, b.get_double());
+      }
+      return -compare_numbers(b, a);
+    }
+  }
+}
+
+int compare_json(const boost::json::value* a, const boost::json::value* b) {
+  const int ra = json_type_rank(a);
+  const int rb = json_type_rank(b);
+  if (ra != rb) {
+    return ra < rb ? -1 : 1;
+  }
+  switch (ra) {
+    case 0:
+      return 0;
+    case 1:
+      return compare_numbers(*a, *b);
+    case 2:
+      return compare_strings(a->get_string(), b->get_string());
+    case 3: {
+      const auto& oa = a->get_object();
+      const auto& ob = b->get_object();
+      auto ia = oa.begin();
+      auto ib = ob.begin();
+      for (; ia != oa.end() && ib != ob.end(); ++ia, ++ib) {
+        const int ck = std::string_view(ia->key()).compare(std::string_view(ib->key()));
+        if (ck != 0) {
+          return ck < 0 ? -1 : 1;
+        }
+        const int cv = compare_json(&ia->value(), &ib->value());
+        if (cv != 0) {
+          return cv;
+        }
+      }
+      return three_way(oa.size(), ob.size());
+    }
+    case 4: {
+      const auto& xa = a->get_array();
+      const auto& xb = b->get_array();
+      const std::size_t n = std::min(xa.size(), xb.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        const int c = compare_json(&xa[i], &xb[i]);
+        if (c != 0) {
+          return c;
+        }
+      }
+      return three_way(xa.size(), xb.size());
+    }
+    default:
+      return three_way(a->get_bool(), b->get_bool());
+  }
+}
+
+result<sort_spec> sort_spec::parse(const std::vector<std::string>& keys) {
+  sort_spec spec;
+  spec.keys_.reserve(keys.size());
+  spec.paths_.reserve(keys.size());
+  for (const auto& raw : keys) {
+    std::string_view text = raw;
+    const bool descending = !text.empty() && text.front() == '-';
+    if (descending) {
+      text.remove_prefix(1);
+    }
+    if (text.empty()) {
+      return invalid_sort("sort key \"" + raw + "\" names no field");
+    }
+    auto path = json_path::parse(text);
+    if (!path) {
+      return invalid_sort("sort key \"" + raw + "\": " + path.error().message);
+    }
+    spec.keys_.push_back(sort_key{std::string(text), descending});
+    spec.paths_.push_back(std::move(path).value());
+  }
+  return spec;
+}
+
+result<sort_spec> sort_spec::parse(const boost::json::value& v) {
+  const auto* arr = v.if_array();
+  if (arr == nullptr) {
+    return invalid_sort("sort must be an array of strings");
+  }
+  std::vector<std::string> keys;
+  keys.reserve(arr->size());
+  for (const auto& item : *arr) {
+    const auto* s = item.if_string();
+    if (s == nullptr) {
+      return invalid_sort("sort must be an array of strings");
+    }
+    keys.emplace_back(*s);
+  }
+  return parse(keys);
+}
+
+void sort_spec::prepend(sort_key key) {
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i].path == key.path) {
+      keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(i));
+      paths_.erase(paths_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  auto path = json_path::parse(key.path);
+  paths_.insert(paths_.begin(), path ? std::move(path).value() : json_path{});
+  keys_.insert(keys_.begin(), std::move(key));
+}
+
+int sort_spec::compare(const boost::json::object& a, const boost::json::object& b) const {
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    const int c = compare_json(paths_[i].find(a), paths_[i].find(b));
+    if (c != 0) {
+      return keys_[i].descending ? -c : c;
+    }
+  }
+  return compare_json(a.if_contains("id"), b.if_contains("id"));
+}
+
+}  // namespace weir::core

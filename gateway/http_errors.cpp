@@ -1,0 +1,49 @@
+// Error code → HTTP status, and the JSON error envelope of the write API.
+#include "gateway/http_errors.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace weir::gateway {
+
+unsigned status_for(const core::error& e) {
+  const auto& c = e.code;
+  auto starts = [&](std::string_view p) { return c.rfind(p, 0) == 0; };
+  if (c == "record.not_found" || c == "object.not_found" || c == "route.not_found") {
+    return 404;
+  }
+  if (c == "method.not_allowed") {
+    return 405;
+  }
+  if (c == "request.too_large") {
+    return 413;
+  }
+  if (c == "request.unsupported_media_type") {
+    return 415;
+  }
+  if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining") {
+    return 503;
+  }
+  if (starts("store.")) {
+    return 500;
+  }
+  if (starts("request.") || starts("update.") || starts("filter.") || starts("batch.") ||
+      starts("record.") || starts("query.")) {
+    return 400;
+  }
+  return 500;
+}
+
+std::string error_body(const core::error& e) {
+  boost::json::object err;
+  err["code"] = e.code;
+  err["message"] = e.message;
+  if (!e.details.empty()) {
+    err["details"] = e.details;
+  }
+  boost::json::object root;
+  root["error"] = std::move(err);
+  return boost::json::serialize(root);
+}
+
+}  // namespace weir::gateway

@@ -1,0 +1,17 @@
+// weir::gateway HTTP error answers: the one place that maps a core::error code to an HTTP
+// status and renders {"error":{"code","message","details"}}.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+
+namespace weir::gateway {
+
+/// The HTTP status for an error code (400 for validation, 404 for not found, 413, 503…).
+unsigned status_for(const core::error& e);
+
+/// The JSON error envelope.
+std::string error_body(const core::error& e);
+
+}  // namespace weir::gateway

@@ -1,0 +1,120 @@
+// http_server: the listener and the Asio threads. Accepts each connection onto its own strand,
+// so a session's handlers never run concurrently and need no locks.
+#include "gateway/http_server.hpp"
+
+#include <thread>
+#include <vector>
+
+#include "gateway/beast.hpp"
+#include "gateway/http_session.hpp"
+
+namespace weir::gateway {
+
+struct http_server::impl {
+  impl(http_options o, actors::runtime& rt) : ctx{std::move(o), rt}, acceptor(ioc) {}
+
+  void do_accept() {
+    acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec) {
+        if (ec == asio::error::operation_aborted) {
+          return;
+        }
+      } else {
+        std::make_shared<http_session>(std::move(s), ctx)->run();
+      }
+      do_accept();
+    });
+  }
+
+  server_context ctx;
+  asio::io_context ioc;
+  tcp::acceptor acceptor;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  bool stopped = false;
+};
+
+http_server::http_server(http_options opts, actors::runtime& rt)
+    : impl_(std::make_unique<impl>(std::move(opts), rt)) {}
+
+http_server::~http_server() {
+  drain(0);
+  stop();
+}
+
+core::result<void> http_server::start() {
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(impl_->ctx.opts.address, ec);
+  if (ec) {
+    return core::make_error("config.invalid",
+                            "'" + impl_->ctx.opts.address + "' is not an IP address to listen on");
+  }
+  tcp::endpoint ep{addr, impl_->ctx.opts.port};
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (!ec) {
+    a.set_option(asio::socket_base::reuse_address(true), ec);
+  }
+  if (!ec) {
+    a.bind(ep, ec);
+  }
+  if (!ec) {
+    a.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    return core::make_error("server.bind_failed", "cannot listen on " + impl_->ctx.opts.address +
+                                                      ":" + std::to_string(impl_->ctx.opts.port) +
+                                                      ": " + ec.message());
+  }
+  impl_->port = a.local_endpoint().port();
+  impl_->do_accept();
+  for (int i = 0; i < std::max(1, impl_->ctx.opts.io_threads); ++i) {
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  }
+  return {};
+}
+
+std::uint16_t http_server::port() const { return impl_->port; }
+
+void http_server::drain(std::int64_t timeout_ms) {
+  if (impl_->ctx.draining.exchange(true)) {
+    return;
+  }
+  asio::post(impl_->ioc, [this] {
+    beast::error_code ec;
+    impl_->acceptor.close(ec);
+  });
+  std::vector<std::shared_ptr<closable>> live;
+  {
+    std::lock_guard lock{impl_->ctx.sessions_mu};
+    for (auto& [p, w] : impl_->ctx.sessions) {
+      if (auto s = w.lock()) {
+        live.push_back(std::move(s));
+      }
+    }
+  }
+  for (auto& s : live) {
+    s->shut_down();
+  }
+  live.clear();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
+  while (impl_->ctx.live() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+}
+
+void http_server::stop() {
+  if (impl_->stopped) {
+    return;
+  }
+  impl_->stopped = true;
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) {
+      t.join();
+    }
+  }
+  impl_->threads.clear();
+}
+
+}  // namespace weir::gateway

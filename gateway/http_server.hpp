@@ -1,0 +1,51 @@
+// weir::gateway::http_server — the node's HTTP/WebSocket front door: the write API, the Arc
+// WebSocket hub, and probes. Runs its own Asio threads. No Beast headers here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace weir::actors {
+class runtime;
+}
+
+namespace weir::gateway {
+
+struct http_options {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 8080;  ///< 0 picks a free port (see port())
+  int io_threads = 1;
+  std::size_t max_body_bytes = 1 << 20;
+};
+
+class http_server {
+ public:
+  http_server(http_options opts, actors::runtime& rt);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds and starts serving. An error names the address that could not be bound.
+  core::result<void> start();
+
+  /// The bound port (useful with port 0).
+  std::uint16_t port() const;
+
+  /// Stops accepting, answers new write requests with 503, closes hub connections (WebSocket
+  /// 1001 "Server shutting down") and waits up to `timeout_ms` for them to finish. The I/O
+  /// threads keep running so in-flight writes can still be answered.
+  void drain(std::int64_t timeout_ms);
+
+  /// Stops the I/O threads. Call after drain() and after in-flight writes were answered.
+  void stop();
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace weir::gateway

@@ -1,0 +1,35 @@
+// weir::gateway::http_session — one HTTP/1.1 connection: reads requests (bounded body), routes
+// them (write API, probes, hub upgrade) and writes one response at a time. Internal.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "gateway/beast.hpp"
+#include "gateway/server_context.hpp"
+
+namespace weir::gateway {
+
+class http_session : public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(tcp::socket&& socket, server_context& ctx);
+  void run();
+
+ private:
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t n);
+  void handle(http::request<http::string_body>&& req);
+  void respond(unsigned status, std::string body, bool close = false,
+               std::string_view allow = {});
+  void on_write(bool close, beast::error_code ec, std::size_t n);
+
+  beast::tcp_stream stream_;
+  server_context& ctx_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+};
+
+}  // namespace weir::gateway

@@ -1,0 +1,241 @@
+// The WebSocket hub session: arc-hub §2 framing on the wire, §6 keep-alive, §8 inbound rules
+// (binary → 1008 "Text frames required", oversized → 1009 "Inbound frame too large"), §9
+// outbound bounds (1013 "Outbound queue full", 1008 "Invalid outbound frame"), 1013 "Hub
+// capacity reached" over the connection budget, and one write in flight at a time.
+#include "gateway/ws_hub_session.hpp"
+
+#include <chrono>
+
+#include "actors/runtime.hpp"
+#include "core/hub_codec.hpp"
+
+namespace weir::gateway {
+namespace {
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx)
+    : ws_(std::move(socket)), ctx_(ctx), keep_alive_(ws_.get_executor()) {
+  beast::error_code ec;
+  auto ep = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
+  if (!ec) {
+    remote_ = ep.address().to_string();
+  }
+}
+
+ws_hub_session::~ws_hub_session() { ctx_.remove(this); }
+
+void ws_hub_session::run(http::request<http::string_body> req) {
+  ctx_.add(shared_from_this());
+  beast::get_lowest_layer(ws_).expires_never();
+  // Beast's own timeouts catch dead peers (WebSocket pings at idle/2); the Arc JSON Ping of §6
+  // is separate and driven by outbound silence.
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    res.set(http::field::server, "weir");
+  }));
+  // 0 lifts Beast's own cap: the session counts message bytes itself so that it can close
+  // with the reason text arc-hub §9 prescribes.
+  ws_.read_message_max(0);
+  ws_.async_accept(req, beast::bind_front_handler(&ws_hub_session::on_accept, shared_from_this()));
+}
+
+void ws_hub_session::on_accept(beast::error_code ec) {
+  if (ec) {
+    return;
+  }
+  if (ctx_.draining) {
+    start_close(1013, "Server shutting down");
+    return;
+  }
+  actors::connection_info info;
+  info.remote_address = remote_;
+  conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
+  if (!conn_) {
+    start_close(1013, "Hub capacity reached");
+    return;
+  }
+  // Connected goes out before anything is read (arc-hub §2.1).
+  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
+  do_read();
+}
+
+void ws_hub_session::do_read() {
+  auto limit = ctx_.rt.hub().max_inbound_frame_bytes;
+  // Read at most one byte past the cap, so an oversized message is noticed without buffering it.
+  auto room = limit + 1 - std::min(limit, buffer_.size());
+  ws_.async_read_some(buffer_, room,
+                      beast::bind_front_handler(&ws_hub_session::on_read, shared_from_this()));
+}
+
+void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
+  if (ec) {
+    closed_ = true;
+    keep_alive_.cancel();
+    return;
+  }
+  if (closing_) {
+    return;
+  }
+  if (ws_.got_binary()) {
+    start_close(1008, "Text frames required");
+    return;
+  }
+  if (buffer_.size() > ctx_.rt.hub().max_inbound_frame_bytes) {
+    start_close(1009, "Inbound frame too large");
+    return;
+  }
+  if (ws_.is_message_done()) {
+    std::string text = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (!conn_->deliver(std::move(text))) {
+      start_close(1013, "Inbound queue full");
+      return;
+    }
+  }
+  do_read();
+}
+
+void ws_hub_session::send(actors::outbound_frame frame) {
+  bool schedule = false;
+  {
+    std::lock_guard lock{inbox_mu_};
+    if (inbox_closed_) {
+      return;
+    }
+    inbox_.push_back(std::move(frame));
+    schedule = !drain_scheduled_;
+    drain_scheduled_ = true;
+  }
+  if (schedule) {
+    asio::post(ws_.get_executor(),
+               beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
+  }
+}
+
+void ws_hub_session::drain_inbox() {
+  std::vector<actors::outbound_frame> batch;
+  {
+    std::lock_guard lock{inbox_mu_};
+    batch.swap(inbox_);
+    drain_scheduled_ = false;
+  }
+  for (auto& f : batch) {
+    if (closing_ || closed_) {
+      return;
+    }
+    enqueue(std::move(f));
+  }
+}
+
+void ws_hub_session::enqueue(actors::outbound_frame f) {
+  if (closing_ || closed_) {
+    return;
+  }
+  const auto& hub = ctx_.rt.hub();
+  auto size = f.size();
+  if (size > hub.max_outbound_frame_bytes) {
+    start_close(1008, "Invalid outbound frame");
+    return;
+  }
+  if (queue_.size() >= hub.max_outbound_frames ||
+      queued_bytes_ + size > hub.max_outbound_queue_bytes) {
+    // The client does not keep up. Dropping a frame would corrupt its deltas; close instead,
+    // and it reconnects to a fresh baseline (arc-hub §9).
+    start_close(1013, "Outbound queue full");
+    return;
+  }
+  queued_bytes_ += size;
+  queue_.push_back(std::move(f));
+  if (!writing_) {
+    do_write();
+  }
+}
+
+void ws_hub_session::do_write() {
+  auto& f = queue_.front();
+  write_buffers_[0] = f.head ? asio::buffer(*f.head) : asio::const_buffer{};
+  write_buffers_[1] = f.body ? asio::buffer(*f.body) : asio::const_buffer{};
+  write_buffers_[2] = asio::buffer(f.tail.data(), f.tail.size());
+  writing_ = true;
+  ws_.text(true);
+  ws_.async_write(write_buffers_,
+                  beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
+}
+
+void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
+  writing_ = false;
+  if (ec) {
+    closed_ = true;
+    keep_alive_.cancel();
+    beast::get_lowest_layer(ws_).socket().close(ec);
+    return;
+  }
+  queued_bytes_ -= queue_.front().size();
+  queue_.pop_front();
+  if (closing_) {
+    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {
+      self->closed_ = true;
+      self->keep_alive_.cancel();
+    });
+    return;
+  }
+  arm_keep_alive();
+  if (!queue_.empty()) {
+    do_write();
+  }
+}
+
+void ws_hub_session::arm_keep_alive() {
+  auto interval = ctx_.rt.hub().keep_alive_interval_ms;
+  if (interval <= 0) {
+    return;
+  }
+  // Counted from the last successful write: regular data suppresses pings (§6).
+  keep_alive_.expires_after(std::chrono::milliseconds{interval});
+  keep_alive_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closing_ || self->closed_ || self->writing_) {
+      return;
+    }
+    self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+  });
+}
+
+void ws_hub_session::close(std::uint16_t code, std::string reason) {
+  asio::post(ws_.get_executor(), [self = shared_from_this(), code, reason = std::move(reason)] {
+    self->start_close(code, reason);
+  });
+}
+
+void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
+  if (closing_ || closed_) {
+    return;
+  }
+  closing_ = true;
+  {
+    std::lock_guard lock{inbox_mu_};
+    inbox_closed_ = true;
+    inbox_.clear();
+  }
+  keep_alive_.cancel();
+  close_reason_ = websocket::close_reason{static_cast<websocket::close_code>(code), reason};
+  // Frames not yet started are dropped: after a close nothing else may go out. One write may
+  // be in flight; the close follows it.
+  while (queue_.size() > (writing_ ? 1u : 0u)) {
+    queued_bytes_ -= queue_.back().size();
+    queue_.pop_back();
+  }
+  if (!writing_) {
+    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {
+      self->closed_ = true;
+    });
+  }
+}
+
+}  // namespace weir::gateway

@@ -1,0 +1,69 @@
+// weir::gateway::ws_hub_session — one client on the Arc WebSocket hub (/.cratis/queries/ws).
+// Owns the socket, the bounded outbound queue and the keep-alive timer; the protocol itself runs
+// in the connection actor behind actors::hub_connection. Internal to gateway/.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/frame_sink.hpp"
+#include "actors/hub_connection.hpp"
+#include "gateway/beast.hpp"
+#include "gateway/server_context.hpp"
+
+namespace weir::gateway {
+
+class ws_hub_session : public actors::frame_sink,
+                       public closable,
+                       public std::enable_shared_from_this<ws_hub_session> {
+ public:
+  ws_hub_session(tcp::socket&& socket, server_context& ctx);
+  ~ws_hub_session() override;
+
+  /// Accepts the upgrade carried by `req` and starts the session.
+  void run(http::request<http::string_body> req);
+
+  // frame_sink (any thread)
+  void send(actors::outbound_frame frame) override;
+  void close(std::uint16_t code, std::string reason) override;
+  // closable
+  void shut_down() override { close(1001, "Server shutting down"); }
+
+ private:
+  void on_accept(beast::error_code ec);
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t n);
+  void drain_inbox();
+  void enqueue(actors::outbound_frame f);
+  void do_write();
+  void on_write(beast::error_code ec, std::size_t n);
+  void start_close(std::uint16_t code, std::string reason);
+  void arm_keep_alive();
+
+  websocket::stream<beast::tcp_stream> ws_;
+  server_context& ctx_;
+  beast::flat_buffer buffer_;
+  std::string remote_;
+  std::unique_ptr<actors::hub_connection> conn_;
+
+  // Cross-thread inbox: actors push, the strand drains. One post per burst, not per frame.
+  std::mutex inbox_mu_;
+  std::vector<actors::outbound_frame> inbox_;
+  bool drain_scheduled_ = false;
+  bool inbox_closed_ = false;
+
+  // Strand-only state.
+  std::deque<actors::outbound_frame> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  websocket::close_reason close_reason_;
+  asio::steady_timer keep_alive_;
+  std::array<asio::const_buffer, 3> write_buffers_{};
+};
+
+}  // namespace weir::gateway

@@ -1,0 +1,87 @@
+// weir::store::durable_store — the embedded store: durable group commit of write batches on a
+// writer thread, and whole-unit reads for shard activation. Owns the RocksDB handle.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace weir::store {
+
+/// An ownership unit: one object's datasets, or (object == "") the space's `objects` rows.
+struct unit_key {
+  std::string space;
+  std::string object;
+  bool operator==(const unit_key&) const = default;
+};
+
+/// One record write inside a batch; `json` empty means delete.
+struct record_write {
+  std::string dataset;
+  std::string id;
+  std::string json;
+};
+
+/// Everything one write applies to one unit, atomically, with the unit's new sequence.
+struct write_batch {
+  unit_key unit;
+  std::uint64_t seq = 0;
+  std::vector<record_write> writes;
+};
+
+/// A record as loaded from disk.
+struct stored_record {
+  std::string dataset;
+  std::string id;
+  std::string json;
+};
+
+/// A unit as loaded from disk at activation.
+struct unit_snapshot {
+  std::uint64_t seq = 0;
+  std::vector<stored_record> records;
+};
+
+/// Called on the writer thread once the batch is durable (or failed). Must not block.
+using commit_callback = std::function<void(core::result<void>)>;
+
+class durable_store {
+ public:
+  struct options {
+    std::string dir;
+    std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
+    bool sync = true;                   ///< fsync each group commit (tests may not turn it off)
+  };
+
+  /// Opens (creating if needed) the store under `opts.dir` and starts the writer thread.
+  static core::result<std::unique_ptr<durable_store>> open(options opts);
+
+  ~durable_store();
+  durable_store(const durable_store&) = delete;
+  durable_store& operator=(const durable_store&) = delete;
+
+  /// Reads a whole unit (blocking; called once when its shard starts).
+  core::result<unit_snapshot> load_unit(const unit_key& unit);
+
+  /// Queues a batch for durable commit. Returns false, without queuing, when the queue is at
+  /// capacity: the caller refuses the write (503) instead of buffering without bound.
+  /// Batches commit in submission order; `done` runs on the writer thread.
+  bool submit(write_batch batch, commit_callback done);
+
+  /// Batches queued or being written right now.
+  std::size_t queued() const;
+
+  /// Commits what is queued, then stops the writer thread. Idempotent.
+  void stop();
+
+ private:
+  struct impl;
+  explicit durable_store(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace weir::store
