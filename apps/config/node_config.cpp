@@ -355,7 +355,10 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   if (!s) {
     return std::move(s).error();
   }
-  WEIR_TRY(assign(*s, "keepAliveIntervalMs", 10, 3600000, hub.keep_alive_interval_ms));
+  // Zero or negative disables keep-alive and is advertised as 0 (arc-hub §6, seed 003).
+  WEIR_TRY(assign(*s, "keepAliveIntervalMs", std::numeric_limits<std::int32_t>::min(), 3600000,
+                  hub.keep_alive_interval_ms));
+  hub.keep_alive_interval_ms = std::max<std::int64_t>(0, hub.keep_alive_interval_ms);
   WEIR_TRY(assign(*s, "maxObservableHubConnections", 1, 100000, hub.max_hub_connections));
   // Per-caller budgets default to the global one as configured (seed 001).
   hub.max_hub_connections_per_caller = hub.max_hub_connections;

@@ -17,7 +17,7 @@ namespace weir::config {
 
 /// Observable-query hub limits (arc-hub.md §9; YAML section `query`, names in comments).
 struct hub_limits {
-  std::int64_t keep_alive_interval_ms = 30000;         ///< keepAliveIntervalMs, 10..3600000
+  std::int64_t keep_alive_interval_ms = 30000;  ///< keepAliveIntervalMs, ≤3600000; ≤0 disables (0)
   std::size_t max_hub_connections = 512;               ///< maxObservableHubConnections, 1..100000
   std::size_t max_hub_connections_per_caller = 512;    ///< …PerCaller, 1..100000
   std::size_t max_subscriptions_per_connection = 256;  ///< …HubSubscriptionsPerConnection, 1..10000

@@ -231,8 +231,20 @@ TEST(NodeConfigTest, RangesAreEnforced) {
   load_error("node: { actorThreads: 1000 }");
   load_error("http: { maxBodyBytes: 0 }");
   load_error("store: { queueCapacity: 0 }");
-  load_error("query: { keepAliveIntervalMs: -1 }");
+  load_error("query: { keepAliveIntervalMs: 3600001 }");
   load_error("query: { tombstoneRetentionMs: 0 }");
+}
+
+TEST(NodeConfigTest, KeepAliveZeroOrNegativeDisables) {
+  // arc-hub §6 / seed 003: zero or negative disables keep-alive, advertised as 0.
+  for (const char* v : {"0", "-1", "-30000"}) {
+    auto cfg = load_config_text(std::string{"query: { keepAliveIntervalMs: "} + v + " }", "w");
+    ASSERT_TRUE(cfg.has_value()) << v;
+    EXPECT_EQ(cfg->hub.keep_alive_interval_ms, 0) << v;
+  }
+  auto cfg = load_config_text("query: { keepAliveIntervalMs: 200 }", "w");
+  ASSERT_TRUE(cfg.has_value());
+  EXPECT_EQ(cfg->hub.keep_alive_interval_ms, 200);
 }
 
 TEST(NodeConfigTest, OutboundQueueMustHoldOneFrame) {
