@@ -45,7 +45,7 @@ struct conn_state {
   std::shared_ptr<hub_connection::shared_state> shared;
   std::string sub_caller;
   std::optional<core::revision_table> revs;
-  std::unordered_map<std::string, active_sub> subs;    // by queryId
+  std::unordered_map<std::string, active_sub> subs;  // by queryId
   std::unordered_map<std::uint64_t, std::string> by_token;
   static inline const char* name = "weir.hub_connection";
 
@@ -114,9 +114,9 @@ void on_subscribe(conn_ptr self, core::client_frame& f) {
     fail(self, f.query_id, f.revision, core::hub_error_text::unknown_query);
     return;
   }
-  auto bound = core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
-                                f.request.page_size.value_or(0), f.request.sort_by,
-                                f.request.descending());
+  auto bound =
+      core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
+                       f.request.page_size.value_or(0), f.request.sort_by, f.request.descending());
   if (!bound) {
     st.rt->subscriptions.release(st.sub_caller);
     fail(self, f.query_id, f.revision, core::hub_error_text::invalid_query);
@@ -129,9 +129,9 @@ void on_subscribe(conn_ptr self, core::client_frame& f) {
   st.by_token[token] = f.query_id;
   store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
-  self->send(st.rt->shard(unit), subscribe_msg{std::move(query),
-                                               subscriber{caf::actor_cast<caf::actor>(self), token,
-                                                          f.request.mode}});
+  st.rt->send_to_shard(
+      unit, subscribe_msg{std::move(query),
+                          subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode}});
 }
 
 void on_inbound(conn_ptr self, inbound_msg& m) {

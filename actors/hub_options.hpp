@@ -14,11 +14,11 @@ struct hub_options {
   std::size_t max_subscriptions_per_connection = 256;
   std::size_t max_subscriptions = 4096;
   std::size_t max_subscriptions_per_caller = 4096;
-  std::size_t max_inbound_frames = 256;           ///< queued inbound frames → close 1013
-  std::size_t max_outbound_frames = 256;          ///< queued outbound frames → close 1013
-  std::size_t max_inbound_frame_bytes = 65536;    ///< → close 1009
-  std::size_t max_outbound_frame_bytes = 1 << 20; ///< one frame larger → close 1008
-  std::size_t max_outbound_queue_bytes = 4 << 20; ///< queued outbound bytes → close 1013
+  std::size_t max_inbound_frames = 256;            ///< queued inbound frames → close 1013
+  std::size_t max_outbound_frames = 256;           ///< queued outbound frames → close 1013
+  std::size_t max_inbound_frame_bytes = 65536;     ///< → close 1009
+  std::size_t max_outbound_frame_bytes = 1 << 20;  ///< one frame larger → close 1008
+  std::size_t max_outbound_queue_bytes = 4 << 20;  ///< queued outbound bytes → close 1013
   std::size_t max_tombstones = 1024;
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;

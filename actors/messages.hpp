@@ -78,6 +78,7 @@ struct inbound_msg {
 
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
+using idle_atom = caf::atom_constant<caf::atom("idle")>;
 
 }  // namespace weir::actors
 

@@ -30,7 +30,9 @@ struct sub_entry {
   transfer_mode mode = transfer_mode::legacy;
 };
 
-constexpr std::size_t mode_index(transfer_mode m) { return static_cast<std::size_t>(m); }
+constexpr std::size_t mode_index(transfer_mode m) {
+  return static_cast<std::size_t>(m);
+}
 constexpr std::size_t mode_count = 3;
 
 struct query_state {
@@ -60,8 +62,9 @@ struct query_state {
   }
 
   std::size_t position(const record_ptr& r) const {
-    auto it = std::lower_bound(rows.begin(), rows.end(), r,
-                               [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
+    auto it =
+        std::lower_bound(rows.begin(), rows.end(), r,
+                         [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
     return static_cast<std::size_t>(it - rows.begin());
   }
 
@@ -82,8 +85,9 @@ struct query_state {
   }
 
   void insert(const record_ptr& r) {
-    auto it = std::upper_bound(rows.begin(), rows.end(), r,
-                               [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
+    auto it =
+        std::upper_bound(rows.begin(), rows.end(), r,
+                         [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
     rows.insert(it, r);
     if (!r->has_identity) {
       ++no_identity;
@@ -210,20 +214,21 @@ void emit(query_ptr self, std::optional<std::string> cs_json) {
   };
   if (st.single()) {
     // Non-array data: every mode sends data and never a change set (§5).
-    auto b = std::make_shared<const std::string>(core::encode_result_body(as_view(data), std::nullopt, paging));
+    auto b = std::make_shared<const std::string>(
+        core::encode_result_body(as_view(data), std::nullopt, paging));
     bodies.fill(b);
   } else {
     if (st.mode_subs[mode_index(transfer_mode::full)] > 0) {
-      bodies[mode_index(transfer_mode::full)] =
-          std::make_shared<const std::string>(core::encode_result_body(as_view(data), std::nullopt, paging));
+      bodies[mode_index(transfer_mode::full)] = std::make_shared<const std::string>(
+          core::encode_result_body(as_view(data), std::nullopt, paging));
     }
     if (st.mode_subs[mode_index(transfer_mode::delta)] > 0) {
-      bodies[mode_index(transfer_mode::delta)] =
-          std::make_shared<const std::string>(core::encode_result_body(std::nullopt, as_view(cs_json), paging));
+      bodies[mode_index(transfer_mode::delta)] = std::make_shared<const std::string>(
+          core::encode_result_body(std::nullopt, as_view(cs_json), paging));
     }
     if (st.mode_subs[mode_index(transfer_mode::legacy)] > 0) {
-      bodies[mode_index(transfer_mode::legacy)] =
-          std::make_shared<const std::string>(core::encode_result_body(as_view(data), as_view(cs_json), paging));
+      bodies[mode_index(transfer_mode::legacy)] = std::make_shared<const std::string>(
+          core::encode_result_body(as_view(data), as_view(cs_json), paging));
     }
   }
   for (auto& s : st.subs) {
@@ -323,7 +328,8 @@ void on_changes(query_ptr self, const changes_msg& m) {
     bool all_identity =
         std::all_of(old_view.begin(), old_view.end(), [](auto& r) { return r->has_identity; }) &&
         std::all_of(new_view.begin(), new_view.end(), [](auto& r) { return r->has_identity; });
-    cs = all_identity ? walk_change_set(old_view, new_view) : fallback_change_set(old_view, new_view);
+    cs = all_identity ? walk_change_set(old_view, new_view)
+                      : fallback_change_set(old_view, new_view);
     if (all_identity && cs.empty()) {
       if (old_total == st.rows.size()) {
         return;  // nothing in this page and no paging figure changed

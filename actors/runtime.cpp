@@ -30,7 +30,7 @@ std::string caller_key(std::string_view tenant, std::string_view kind, std::stri
 }
 
 runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queries,
-                     store::durable_store& s)
+                    store::durable_store& s)
     : opts(std::move(o)),
       store(s),
       catalog(std::move(queries)),
@@ -40,11 +40,17 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
   sys = std::make_unique<caf::actor_system>(cfg);
 }
 
-caf::actor runtime::impl::shard(const store::unit_key& unit) {
+namespace {
+std::string unit_registry_key(const store::unit_key& unit) {
   std::string key = unit.space;
   key.push_back('\0');
   key.append(unit.object);
-  std::lock_guard lock{shards_mu};
+  return key;
+}
+}  // namespace
+
+caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
+  auto key = unit_registry_key(unit);
   auto it = shards.find(key);
   if (it != shards.end()) {
     return it->second;
@@ -54,17 +60,29 @@ caf::actor runtime::impl::shard(const store::unit_key& unit) {
   return a;
 }
 
+bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& self,
+                                 const std::function<bool()>& may_retire) {
+  std::lock_guard lock{shards_mu};
+  auto it = shards.find(unit_registry_key(unit));
+  if (it == shards.end() || it->second != self || !may_retire()) {
+    return false;
+  }
+  shards.erase(it);
+  return true;
+}
+
 runtime::runtime(runtime_options opts, std::vector<core::query_definition> queries,
                  store::durable_store& store)
     : impl_(std::make_unique<impl>(std::move(opts), std::move(queries), store)) {}
 
-runtime::~runtime() { shutdown(); }
+runtime::~runtime() {
+  shutdown();
+}
 
 void runtime::submit(write_command cmd, write_callback user_done) {
   auto* counter = &impl_->in_flight_writes;
   counter->fetch_add(1);
-  write_callback done = [counter, user_done = std::move(user_done)](
-                            core::result<write_outcome> r) {
+  write_callback done = [counter, user_done = std::move(user_done)](core::result<write_outcome> r) {
     user_done(std::move(r));
     counter->fetch_sub(1);
   };
@@ -75,56 +93,63 @@ void runtime::submit(write_command cmd, write_callback user_done) {
     auto object = cmd.object;
     auto* rt = impl_.get();
     cmd.dataset.clear();
-    caf::anon_send(impl_->shard({space, object}),
-                   write_msg{std::move(cmd), [rt, space, object, done = std::move(done)](
-                                                 core::result<write_outcome> first) mutable {
-                               if (!first) {
-                                 done(std::move(first).error());
-                                 return;
-                               }
-                               bool had_data = !first->version_id.empty();
-                               write_command doc;
-                               doc.kind = write_kind::delete_record;
-                               doc.space = space;
-                               doc.dataset = std::string{objects_dataset};
-                               doc.id = object;
-                               caf::anon_send(
-                                   rt->shard({space, ""}),
-                                   write_msg{std::move(doc),
-                                             [had_data, object, first = std::move(first.value()),
-                                              done = std::move(done)](
-                                                 core::result<write_outcome> second) mutable {
-                                               if (second) {
-                                                 done(std::move(second));
-                                               } else if (second.error().code ==
-                                                              "record.not_found" &&
-                                                          had_data) {
-                                                 done(std::move(first));
-                                               } else if (second.error().code ==
-                                                          "record.not_found") {
-                                                 done(core::make_error(
-                                                     "object.not_found",
-                                                     "object '" + object + "' does not exist"));
-                                               } else {
-                                                 done(std::move(second).error());
-                                               }
-                                             }});
-                             }});
+    impl_->send_to_shard(
+        {space, object},
+        write_msg{
+            std::move(cmd),
+            [rt, space, object, done = std::move(done)](core::result<write_outcome> first) mutable {
+              if (!first) {
+                done(std::move(first).error());
+                return;
+              }
+              bool had_data = !first->version_id.empty();
+              write_command doc;
+              doc.kind = write_kind::delete_object_document;
+              doc.space = space;
+              doc.dataset = std::string{objects_dataset};
+              doc.id = object;
+              rt->send_to_shard(
+                  {space, ""},
+                  write_msg{std::move(doc),
+                            [had_data, object, first = std::move(first.value()),
+                             done = std::move(done)](core::result<write_outcome> second) mutable {
+                              if (second) {
+                                done(std::move(second));
+                              } else if (second.error().code == "record.not_found" && had_data) {
+                                done(std::move(first));
+                              } else if (second.error().code == "record.not_found") {
+                                done(core::make_error("object.not_found",
+                                                      "object '" + object + "' does not exist"));
+                              } else {
+                                done(std::move(second).error());
+                              }
+                            }});
+            }});
     return;
   }
   store::unit_key unit{cmd.space, cmd.object};
-  if (cmd.kind == write_kind::put_object) {
+  if (cmd.kind == write_kind::put_object || cmd.kind == write_kind::delete_object_document) {
     unit.object.clear();
   }
-  caf::anon_send(impl_->shard(unit), write_msg{std::move(cmd), std::move(done)});
+  impl_->send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
 }
 
-std::size_t runtime::in_flight_writes() const { return impl_->in_flight_writes.load(); }
+std::size_t runtime::in_flight_writes() const {
+  return impl_->in_flight_writes.load();
+}
 
-const query_catalog& runtime::catalog() const { return impl_->catalog; }
-const hub_options& runtime::hub() const { return impl_->opts.hub; }
-budget& runtime::connection_budget() { return impl_->connections; }
-budget& runtime::subscription_budget() { return impl_->subscriptions; }
+const query_catalog& runtime::catalog() const {
+  return impl_->catalog;
+}
+const hub_options& runtime::hub() const {
+  return impl_->opts.hub;
+}
+budget& runtime::connection_budget() {
+  return impl_->connections;
+}
+budget& runtime::subscription_budget() {
+  return impl_->subscriptions;
+}
 
 runtime_stats runtime::stats() const {
   runtime_stats s;

@@ -26,13 +26,14 @@ class query_catalog;
 struct runtime_options {
   int actor_threads = 2;
   std::size_t max_pending_writes_per_unit = 4096;  ///< in-flight (not yet durable) per unit
+  std::int64_t unit_idle_ms = 60000;               ///< an unused unit's actor stops after this long
   hub_options hub;
 };
 
 /// Counters for health and tests; read without stopping anything.
 struct runtime_stats {
-  std::size_t units = 0;          ///< shard actors alive
-  std::size_t query_keys = 0;     ///< materialized query results alive
+  std::size_t units = 0;       ///< shard actors alive
+  std::size_t query_keys = 0;  ///< materialized query results alive
   std::size_t hub_connections = 0;
   std::size_t subscriptions = 0;
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -10,10 +11,11 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
 
 #include "actors/query_catalog.hpp"
-#include "core/record.hpp"
 #include "actors/runtime.hpp"
+#include "core/record.hpp"
 #include "store/durable_store.hpp"
 
 namespace weir::actors {
@@ -21,8 +23,18 @@ namespace weir::actors {
 struct runtime::impl {
   impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);
 
-  /// The shard actor of a unit, spawned (and its data loaded) on first use.
-  caf::actor shard(const store::unit_key& unit);
+  /// Sends `msg` to the shard actor of `unit`, spawning it on first use. The send happens under
+  /// the registry lock, which is what lets an idle shard retire safely (see retire_shard).
+  template <class Msg>
+  void send_to_shard(const store::unit_key& unit, Msg&& msg) {
+    std::lock_guard lock{shards_mu};
+    caf::anon_send(shard_locked(unit), std::forward<Msg>(msg));
+  }
+
+  /// Removes `self` from the registry if `may_retire()` (evaluated under the lock) agrees. Every
+  /// registry send holds the lock, so an empty mailbox seen under it stays empty.
+  bool retire_shard(const store::unit_key& unit, const caf::actor& self,
+                    const std::function<bool()>& may_retire);
 
   std::uint64_t next_token() { return token_counter.fetch_add(1, std::memory_order_relaxed) + 1; }
 
@@ -39,6 +51,10 @@ struct runtime::impl {
   std::mutex shards_mu;
   std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
 
+ private:
+  caf::actor shard_locked(const store::unit_key& unit);
+
+ public:
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;  // last: destroyed first, after shutdown()
 };

@@ -2,6 +2,7 @@
 // applies writes, stamps versionIds from the unit's sequence, hands batches to the store for
 // durable group commit, and only once a batch is durable publishes its record changes to the
 // unit's query actors and acknowledges the write. It also owns the unit's query actors.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -49,11 +50,13 @@ struct query_entry {
 struct shard_state {
   runtime::impl* rt = nullptr;
   store::unit_key unit;
-  std::uint64_t seq = 0;  // last sequence handed to the store
+  std::uint64_t seq = 0;                                // last sequence handed to the store
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
   std::unordered_map<std::string, query_entry> queries;
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  bool idle_check_scheduled = false;
   static inline const char* name = "weir.shard";
 };
 
@@ -110,14 +113,20 @@ struct staged {
 core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
   std::vector<staged> out;
   // Ids come from URL segments or gRPC fields: check each before anything is staged.
-  auto check = [](std::string_view v, std::string_view field) { return core::validate_id(v, field); };
+  auto check = [](std::string_view v, std::string_view field) {
+    return core::validate_id(v, field);
+  };
   if (auto r = check(cmd.space, "space"); !r) {
     return std::move(r).error();
   }
-  if (!cmd.object.empty() || cmd.kind == write_kind::put_object) {
-    if (auto r = check(cmd.object, "objectId"); !r) {
+  // Every client write names an object; an empty one would address the space's `objects`
+  // unit, which only the property-document paths may touch.
+  if (cmd.kind == write_kind::delete_object_document) {
+    if (auto r = check(cmd.id, "objectId"); !r) {
       return std::move(r).error();
     }
+  } else if (auto r = check(cmd.object, "objectId"); !r) {
+    return std::move(r).error();
   }
   bool record_op = cmd.kind == write_kind::put_record || cmd.kind == write_kind::patch_record ||
                    cmd.kind == write_kind::delete_record;
@@ -146,7 +155,8 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       if (!rec) {
         return std::move(rec).error();
       }
-      out.push_back({cmd.dataset, cmd.id, current(st, cmd.dataset, cmd.id), std::move(rec.value())});
+      out.push_back(
+          {cmd.dataset, cmd.id, current(st, cmd.dataset, cmd.id), std::move(rec.value())});
       break;
     }
     case write_kind::patch_record: {
@@ -156,9 +166,10 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       }
       auto before = current(st, cmd.dataset, cmd.id);
       if (!before) {
-        return core::make_error("record.not_found", "record '" + cmd.id + "' does not exist in dataset '" +
-                                                        cmd.dataset + "'",
-                                {{"id", cmd.id}, {"dataset", cmd.dataset}});
+        return core::make_error(
+            "record.not_found",
+            "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
+            {{"id", cmd.id}, {"dataset", cmd.dataset}});
       }
       boost::json::object doc = before->doc;
       if (auto r = core::apply_update(spec.value(), doc); !r) {
@@ -167,12 +178,16 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       out.push_back({cmd.dataset, cmd.id, before, std::move(doc)});
       break;
     }
+    case write_kind::delete_object_document:
+      cmd.dataset = std::string{objects_dataset};
+      [[fallthrough]];
     case write_kind::delete_record: {
       auto before = current(st, cmd.dataset, cmd.id);
       if (!before) {
-        return core::make_error("record.not_found", "record '" + cmd.id + "' does not exist in dataset '" +
-                                                        cmd.dataset + "'",
-                                {{"id", cmd.id}, {"dataset", cmd.dataset}});
+        return core::make_error(
+            "record.not_found",
+            "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
+            {{"id", cmd.id}, {"dataset", cmd.dataset}});
       }
       out.push_back({cmd.dataset, cmd.id, before, std::nullopt});
       break;
@@ -198,6 +213,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
         }
       }
       std::unordered_set<std::string> ids;
+      std::unordered_set<std::string> deleted;
       if (auto* up = b.if_contains("upsert")) {
         if (!up->is_array()) {
           return core::make_error("request.invalid_field", "\"upsert\" must be an array of records",
@@ -235,7 +251,12 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
           if (auto r = core::validate_id(id, "delete"); !r) {
             return std::move(r).error();
           }
-          if (!ids.insert(id).second) {
+          if (!deleted.insert(id).second) {
+            return core::make_error("batch.duplicate_id",
+                                    "record '" + id + "' appears more than once in \"delete\"",
+                                    {{"id", id}});
+          }
+          if (ids.count(id)) {
             return core::make_error("batch.conflict",
                                     "record '" + id + "' is both upserted and deleted in one batch",
                                     {{"id", id}});
@@ -272,9 +293,8 @@ void handle_write(shard_ptr self, write_msg& m) {
   if (items.empty()) {
     // Nothing to change (a batch deleting only absent ids, or deleting an empty object's data):
     // answer with the unit's current version; an empty id tells delete_object "held nothing".
-    m.done(write_outcome{m.cmd.kind == write_kind::delete_object
-                             ? std::string{}
-                             : core::encode_version_id(st.seq)});
+    m.done(write_outcome{
+        m.cmd.kind == write_kind::delete_object ? std::string{} : core::encode_version_id(st.seq)});
     return;
   }
   std::uint64_t seq = st.seq + 1;
@@ -368,8 +388,8 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
     // The query starts from the published state as of the last commit; every later commit
     // reaches it as a changes_msg, in order, so nothing is missed or seen twice.
     std::uint64_t published = st.pending.empty() ? st.seq : st.pending.front().seq - 1;
-    auto a = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(rows),
-                         published);
+    auto a =
+        spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(rows), published);
     it = st.queries.emplace(q.key, query_entry{a, q.dataset, 0}).first;
   }
   ++it->second.forwarded;
@@ -385,6 +405,39 @@ void handle_idle(shard_ptr self, const query_idle_msg& m) {
   }
 }
 
+/// Notes activity and makes sure an idle check is pending: a unit nobody uses releases its
+/// memory after unit_idle_ms; the next write or subscription reloads it from the store.
+void touch(shard_ptr self) {
+  auto& st = self->state;
+  st.last_used = std::chrono::steady_clock::now();
+  if (!st.idle_check_scheduled) {
+    st.idle_check_scheduled = true;
+    self->delayed_send(self, std::chrono::milliseconds{st.rt->opts.unit_idle_ms}, idle_atom::value);
+  }
+}
+
+void on_idle_check(shard_ptr self) {
+  auto& st = self->state;
+  st.idle_check_scheduled = false;
+  auto idle_for = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
+  auto now = std::chrono::steady_clock::now();
+  auto wait = idle_for;
+  if (st.queries.empty() && st.pending.empty()) {
+    if (now - st.last_used >= idle_for) {
+      auto me = caf::actor_cast<caf::actor>(self);
+      if (st.rt->retire_shard(st.unit, me, [self] { return self->mailbox().empty(); })) {
+        self->quit();
+        return;
+      }
+    } else {
+      wait = std::chrono::duration_cast<std::chrono::milliseconds>(st.last_used + idle_for - now) +
+             std::chrono::milliseconds{1};
+    }
+  }
+  st.idle_check_scheduled = true;
+  self->delayed_send(self, wait, idle_atom::value);
+}
+
 caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit) {
   self->state.rt = rt;
   self->state.unit = unit;
@@ -396,9 +449,14 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
   }
   self->state.seq = loaded->seq;
   for (auto& r : loaded->records) {
-    if (auto rec = core::parse_record(r.json)) {
-      self->state.data[r.dataset].records.emplace(r.id, std::move(rec));
+    auto rec = core::parse_record(r.json);
+    if (!rec) {
+      // Serving less than was acknowledged would be silent data loss: refuse to go on.
+      std::fprintf(stderr, "weir: fatal: unit '%s/%s' holds an unreadable record '%s/%s'\n",
+                   unit.space.c_str(), unit.object.c_str(), r.dataset.c_str(), r.id.c_str());
+      std::abort();
     }
+    self->state.data[r.dataset].records.emplace(r.id, std::move(rec));
   }
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& [k, q] : self->state.queries) {
@@ -407,11 +465,22 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     self->state.queries.clear();
     self->quit(msg.reason);
   });
+  touch(self);
   return {
-      [self](write_msg& m) { handle_write(self, m); },
+      [self](write_msg& m) {
+        touch(self);
+        handle_write(self, m);
+      },
       [self](const commit_msg& m) { handle_commit(self, m); },
-      [self](subscribe_msg& m) { handle_subscribe(self, m); },
-      [self](const query_idle_msg& m) { handle_idle(self, m); },
+      [self](subscribe_msg& m) {
+        touch(self);
+        handle_subscribe(self, m);
+      },
+      [self](const query_idle_msg& m) {
+        touch(self);
+        handle_idle(self, m);
+      },
+      [self](idle_atom) { on_idle_check(self); },
   };
 }
 

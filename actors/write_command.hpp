@@ -18,6 +18,9 @@ enum class write_kind {
   patch_record,   ///< $set / $unset / $inc on one existing record
   delete_record,  ///< remove one record
   batch,          ///< {"upsert":[…],"delete":[…]} on one dataset, atomically
+  /// Internal second step of delete_object: the property document in the space's `objects`
+  /// unit (addressed by `id` = the object id). Never built from client input directly.
+  delete_object_document,
 };
 
 struct write_command {

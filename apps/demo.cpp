@@ -87,8 +87,8 @@ actors::write_command put(std::string object, std::string dataset, std::string i
 
 constexpr const char* states[] = {"todo", "doing", "done"};
 constexpr const char* people[] = {"ada", "grace", "linus", "barbara", "ken"};
-constexpr const char* lines[] = {"shipping it", "who broke main?", "LGTM", "coffee?",
-                                 "deploying to staging", "rolled back", "all green"};
+constexpr const char* lines[] = {"shipping it",          "who broke main?", "LGTM",     "coffee?",
+                                 "deploying to staging", "rolled back",     "all green"};
 
 }  // namespace
 
@@ -106,12 +106,12 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
   std::mt19937_64 rng{seed};
   write_sync(rt_, put("main", "", "", R"({"name":"Main board","owner":"ada"})"));
   write_sync(rt_, put("ops", "", "", R"({"name":"Ops board","owner":"grace"})"));
-  const char* titles[] = {"Write docs", "Fix login", "Add metrics", "Tune RocksDB",
-                          "Review PR", "Plan sprint", "Upgrade CAF", "Load test"};
+  const char* titles[] = {"Write docs", "Fix login",   "Add metrics", "Tune RocksDB",
+                          "Review PR",  "Plan sprint", "Upgrade CAF", "Load test"};
   for (int i = 0; i < 8; ++i) {
     auto id = "t" + std::to_string(i + 1);
-    boost::json::object t{{"id", id}, {"title", titles[i]}, {"state", states[i % 3]},
-                          {"assignee", people[i % 5]}};
+    boost::json::object t{
+        {"id", id}, {"title", titles[i]}, {"state", states[i % 3]}, {"assignee", people[i % 5]}};
     write_sync(rt_, put("main", "tasks", id, boost::json::serialize(t)));
   }
   for (int i = 0; i < 5; ++i) {

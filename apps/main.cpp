@@ -22,9 +22,10 @@ constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second.
-  weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--url ws://HOST:PORT/.cratis/queries/ws]
-             [--frames N]
-      Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line.
+  weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
+             [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
+      Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
+      (Connected included); --frames N stops after N frames.
   weir version
 )";
 
@@ -64,13 +65,17 @@ int serve(int argc, char** argv) {
     if (a == "--demo") {
       demo = true;
     } else if (a == "--config") {
-      if (!(config_file = next())) return 2;
+      if (!(config_file = next()))
+        return 2;
     } else if (a == "--http") {
-      if (!(http = next())) return 2;
+      if (!(http = next()))
+        return 2;
     } else if (a == "--grpc") {
-      if (!(grpc = next())) return 2;
+      if (!(grpc = next()))
+        return 2;
     } else if (a == "--data-dir") {
-      if (!(data_dir = next())) return 2;
+      if (!(data_dir = next()))
+        return 2;
     } else {
       std::cerr << "weir serve: unknown option " << a << "\n" << usage;
       return 2;
@@ -114,9 +119,10 @@ int serve(int argc, char** argv) {
     writer = std::make_unique<weir::app::demo_writer>(
         node.runtime(),
         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::cerr << "weir: demo running; watch it with:\n  weir watch --url ws://"
-              << node.config().http_address << ":" << node.http_port()
-              << "/.cratis/queries/ws --query Demo.Tasks.ObserveAll --arg board=main --mode delta\n";
+    std::cerr
+        << "weir: demo running; watch it with:\n  weir watch --url ws://"
+        << node.config().http_address << ":" << node.http_port()
+        << "/.cratis/queries/ws --query Demo.Tasks.ObserveAll --arg board=main --mode delta\n";
   }
   int sig = 0;
   sigwait(&set, &sig);
@@ -145,7 +151,12 @@ int watch(int argc, char** argv) {
     } else if (a == "--id") {
       o.query_id = v;
     } else if (a == "--frames") {
-      o.frames = std::stol(v);
+      char* end = nullptr;
+      o.frames = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || o.frames < 1) {
+        std::cerr << "weir watch: --frames wants a positive number\n";
+        return 2;
+      }
     } else if (a == "--arg") {
       auto eq = v.find('=');
       if (eq == std::string::npos) {

@@ -26,6 +26,8 @@ namespace {
 actors::runtime_options runtime_options_from(const config::node_config& c) {
   actors::runtime_options o;
   o.actor_threads = c.actor_threads;
+  o.max_pending_writes_per_unit = c.max_pending_writes_per_unit;
+  o.unit_idle_ms = c.unit_idle_ms;
   auto& h = o.hub;
   const auto& l = c.hub;
   h.keep_alive_interval_ms = l.keep_alive_interval_ms;
@@ -57,8 +59,8 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
     return std::move(store).error();
   }
   p->store = std::move(store.value());
-  p->rt = std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries,
-                                            *p->store);
+  p->rt =
+      std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries, *p->store);
   p->grpc = std::make_unique<cluster::grpc_server>(
       cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes}, *p->rt);
   if (auto r = p->grpc->start(); !r) {
@@ -76,12 +78,22 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   return std::unique_ptr<node>(new node(std::move(p)));
 }
 
-node::~node() { stop(); }
+node::~node() {
+  stop();
+}
 
-std::uint16_t node::http_port() const { return impl_->http ? impl_->http->port() : 0; }
-std::uint16_t node::grpc_port() const { return impl_->grpc ? impl_->grpc->port() : 0; }
-actors::runtime& node::runtime() { return *impl_->rt; }
-const config::node_config& node::config() const { return impl_->cfg; }
+std::uint16_t node::http_port() const {
+  return impl_->http ? impl_->http->port() : 0;
+}
+std::uint16_t node::grpc_port() const {
+  return impl_->grpc ? impl_->grpc->port() : 0;
+}
+actors::runtime& node::runtime() {
+  return *impl_->rt;
+}
+const config::node_config& node::config() const {
+  return impl_->cfg;
+}
 
 void node::stop() {
   auto& p = *impl_;

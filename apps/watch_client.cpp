@@ -51,9 +51,11 @@ int run_watch(const watch_options& opts) {
     return 2;
   }
   if (opts.query.empty()) {
-    std::cerr << "weir watch: --query NAME is required (see GET /.cratis/queries on the node)\n";
+    std::cerr << "weir watch: --query NAME is required (a `name` from the node's queries)\n";
     return 2;
   }
+  int ws_reason_code = 0;
+  std::string ws_reason_text;
   try {
     asio::io_context ioc;
     tcp::resolver resolver{ioc};
@@ -72,16 +74,20 @@ int run_watch(const watch_options& opts) {
       if (!opts.mode.empty()) {
         payload["transferMode"] = opts.mode;
       }
-      boost::json::object frame{{"type", "Subscribe"},
-                                {"queryId", opts.query_id},
-                                {"revision", 1},
-                                {"payload", payload}};
+      boost::json::object frame{
+          {"type", "Subscribe"}, {"queryId", opts.query_id}, {"revision", 1}, {"payload", payload}};
       ws.write(asio::buffer(boost::json::serialize(frame)));
       subscribed = true;
     };
     for (;;) {
       buf.clear();
-      ws.read(buf);
+      beast::error_code rec;
+      ws.read(buf, rec);
+      if (rec) {
+        ws_reason_code = ws.reason().code;
+        ws_reason_text = std::string{ws.reason().reason.c_str()};
+        throw beast::system_error{rec};
+      }
       auto text = beast::buffers_to_string(buf.data());
       std::cout << text << '\n' << std::flush;
       ++printed;
@@ -95,7 +101,11 @@ int run_watch(const watch_options& opts) {
     }
   } catch (const beast::system_error& e) {
     if (e.code() == websocket::error::closed) {
-      return 0;
+      // A normal or going-away close ends the watch; anything else is the server refusing us.
+      auto code = ws_reason_code;
+      std::cerr << "weir watch: closed by the server (" << code
+                << (ws_reason_text.empty() ? "" : " ") << ws_reason_text << ")\n";
+      return code == 1000 || code == 1001 ? 0 : 1;
     }
     std::cerr << "weir watch: " << e.code().message() << '\n';
     return 1;

@@ -12,9 +12,9 @@ struct watch_options {
   std::string url = "ws://127.0.0.1:8080/.cratis/queries/ws";
   std::string query;
   std::vector<std::pair<std::string, std::string>> arguments;
-  std::string mode;        ///< "", full, delta
+  std::string mode;  ///< "", full, delta
   std::string query_id = "watch";
-  long frames = -1;        ///< stop after this many frames (-1 = run until closed)
+  long frames = -1;  ///< stop after this many frames (-1 = run until closed)
 };
 
 /// Runs until the server closes, `frames` frames were printed, or an error; returns an exit code.

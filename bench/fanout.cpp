@@ -55,14 +55,13 @@ class client : public std::enable_shared_from_this<client> {
         std::fprintf(stderr, "connect: %s\n", ec.message().c_str());
         return;
       }
-      self->ws_.async_handshake("127.0.0.1", "/.cratis/queries/ws",
-                                [self](beast::error_code ec) {
-                                  if (ec) {
-                                    std::fprintf(stderr, "handshake: %s\n", ec.message().c_str());
-                                    return;
-                                  }
-                                  self->read();
-                                });
+      self->ws_.async_handshake("127.0.0.1", "/.cratis/queries/ws", [self](beast::error_code ec) {
+        if (ec) {
+          std::fprintf(stderr, "handshake: %s\n", ec.message().c_str());
+          return;
+        }
+        self->read();
+      });
     });
   }
 
@@ -144,12 +143,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int v = std::atoi(argv[i + 1]);
-    if (a == "--port") port = v;
-    else if (a == "--clients") clients = v;
-    else if (a == "--rate") rate = v;
-    else if (a == "--seconds") seconds = v;
-    else if (a == "--records") records = v;
-    else if (a == "--server-pid") server_pid = v;
+    if (a == "--port")
+      port = v;
+    else if (a == "--clients")
+      clients = v;
+    else if (a == "--rate")
+      rate = v;
+    else if (a == "--seconds")
+      seconds = v;
+    else if (a == "--records")
+      records = v;
+    else if (a == "--server-pid")
+      server_pid = v;
   }
   tcp::endpoint ep{asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)};
   // Seed the records so every write is a PATCH of an existing one.
@@ -191,7 +196,8 @@ int main(int argc, char** argv) {
          std::chrono::steady_clock::now() - wait_start < std::chrono::seconds{60}) {
     std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
-  auto subscribed_in = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+  auto subscribed_in =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
   asio::post(ioc, [&] { st.measuring = true; });
   double cpu0 = server_pid ? cpu_seconds_of(server_pid) : 0;
   auto t0 = std::chrono::steady_clock::now();

@@ -3,9 +3,9 @@
 // a failure carries the Weir error JSON in the status' error_details.
 #include <chrono>
 
+#include <grpcpp/grpcpp.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "actors/runtime.hpp"
 #include "cluster/grpc_server.hpp"
@@ -175,12 +175,17 @@ struct grpc_server::impl {
 grpc_server::grpc_server(grpc_options opts, actors::runtime& rt)
     : impl_(std::make_unique<impl>(impl{std::move(opts), rt, nullptr, nullptr, 0})) {}
 
-grpc_server::~grpc_server() { stop(0); }
+grpc_server::~grpc_server() {
+  stop(0);
+}
 
 core::result<void> grpc_server::start() {
   impl_->data = std::make_unique<data_service>(impl_->rt);
   grpc::ServerBuilder b;
-  auto addr = impl_->opts.address + ":" + std::to_string(impl_->opts.port);
+  // gRPC wants IPv6 literals in brackets ("[::1]:9090").
+  auto host = impl_->opts.address.find(':') != std::string::npos ? "[" + impl_->opts.address + "]"
+                                                                 : impl_->opts.address;
+  auto addr = host + ":" + std::to_string(impl_->opts.port);
   b.AddListeningPort(addr, grpc::InsecureServerCredentials(), &impl_->port);
   b.SetMaxReceiveMessageSize(static_cast<int>(impl_->opts.max_message_bytes));
   b.RegisterService(impl_->data.get());
@@ -192,7 +197,9 @@ core::result<void> grpc_server::start() {
   return {};
 }
 
-std::uint16_t grpc_server::port() const { return static_cast<std::uint16_t>(impl_->port); }
+std::uint16_t grpc_server::port() const {
+  return static_cast<std::uint16_t>(impl_->port);
+}
 
 void grpc_server::stop(std::int64_t timeout_ms) {
   if (impl_->server) {

@@ -53,11 +53,11 @@ std::string encode_result_body(std::optional<std::string_view> data_json,
   std::uint64_t total_pages =
       paging.size == 0 ? 0 : (paging.total_items + paging.size - 1) / paging.size;
   char buf[96];
-  int n = std::snprintf(buf, sizeof buf, "%llu,\"size\":%llu,\"totalItems\":%llu,\"totalPages\":%llu}}",
-                        static_cast<unsigned long long>(paging.page),
-                        static_cast<unsigned long long>(paging.size),
-                        static_cast<unsigned long long>(paging.total_items),
-                        static_cast<unsigned long long>(total_pages));
+  int n = std::snprintf(
+      buf, sizeof buf, "%llu,\"size\":%llu,\"totalItems\":%llu,\"totalPages\":%llu}}",
+      static_cast<unsigned long long>(paging.page), static_cast<unsigned long long>(paging.size),
+      static_cast<unsigned long long>(paging.total_items),
+      static_cast<unsigned long long>(total_pages));
   out.append(buf, static_cast<std::size_t>(n));
   return out;
 }

@@ -18,6 +18,9 @@ unsigned status_for(const core::error& e) {
   if (c == "request.too_large") {
     return 413;
   }
+  if (c == "request.upgrade_required") {
+    return 426;
+  }
   if (c == "request.unsupported_media_type") {
     return 415;
   }

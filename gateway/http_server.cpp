@@ -74,7 +74,9 @@ core::result<void> http_server::start() {
   return {};
 }
 
-std::uint16_t http_server::port() const { return impl_->port; }
+std::uint16_t http_server::port() const {
+  return impl_->port;
+}
 
 void http_server::drain(std::int64_t timeout_ms) {
   if (impl_->ctx.draining.exchange(true)) {

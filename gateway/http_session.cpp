@@ -40,11 +40,10 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   if (ec == http::error::body_limit) {
     version_ = parser_->get().version();
     respond(413,
-            error_body(core::make_error(
-                "request.too_large",
-                "the body is larger than the configured limit of " +
-                    std::to_string(ctx_.opts.max_body_bytes) + " bytes",
-                {{"limit", ctx_.opts.max_body_bytes}})),
+            error_body(core::make_error("request.too_large",
+                                        "the body is larger than the configured limit of " +
+                                            std::to_string(ctx_.opts.max_body_bytes) + " bytes",
+                                        {{"limit", ctx_.opts.max_body_bytes}})),
             true);
     return;
   }
@@ -68,14 +67,27 @@ void http_session::handle(http::request<http::string_body>&& req) {
                                              "no WebSocket endpoint at " + std::string{path})));
     return;
   }
-  if (path == "/livez" && (req.method() == http::verb::get || req.method() == http::verb::head)) {
+  head_ = req.method() == http::verb::head;
+  if (path == "/livez" && (req.method() == http::verb::get || head_)) {
     respond(200, "{\"status\":\"ok\"}");
     return;
   }
   if (path == ws_hub_path) {
-    respond(405, error_body(core::make_error("method.not_allowed",
-                                             "the hub accepts only a WebSocket upgrade (GET)")),
-            false, "GET");
+    if (head_) {
+      // A probe (arc-hub decision 5): the hub's headers, no body, no connection allocated.
+      respond_probe();
+    } else if (req.method() == http::verb::get) {
+      respond(426,
+              error_body(core::make_error("request.upgrade_required",
+                                          "this is the WebSocket hub: send a WebSocket upgrade "
+                                          "(Connection: Upgrade, Upgrade: websocket)")),
+              false, {}, "websocket");
+    } else {
+      respond(405,
+              error_body(core::make_error("method.not_allowed",
+                                          "the hub accepts GET (WebSocket upgrade) and HEAD")),
+              false, "GET, HEAD");
+    }
     return;
   }
   auto route = match_write_route(std::string_view{req.method_string()}, path);
@@ -118,7 +130,23 @@ void http_session::handle(http::request<http::string_body>&& req) {
   });
 }
 
-void http_session::respond(unsigned status, std::string body, bool close, std::string_view allow) {
+void http_session::respond_probe() {
+  res_ = {};
+  res_.version(version_);
+  res_.result(200);
+  res_.set(http::field::server, "weir");
+  res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
+  res_.set(http::field::cache_control, "no-cache");
+  res_.set("X-Accel-Buffering", "no");
+  res_.keep_alive(keep_alive_);
+  stream_.expires_after(std::chrono::seconds(30));
+  http::async_write(
+      stream_, res_,
+      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+}
+
+void http_session::respond(unsigned status, std::string body, bool close, std::string_view allow,
+                           std::string_view upgrade) {
   res_ = {};
   res_.version(version_);
   res_.result(status);
@@ -128,13 +156,21 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   if (!allow.empty()) {
     res_.set(http::field::allow, allow);
   }
-  res_.body() = std::move(body);
+  if (!upgrade.empty()) {
+    res_.set(http::field::upgrade, upgrade);
+  }
   res_.keep_alive(keep_alive_ && !close);
-  res_.prepare_payload();
+  if (head_) {
+    // HEAD: the headers GET would send, Content-Length included, and no body.
+    res_.content_length(body.size());
+  } else {
+    res_.body() = std::move(body);
+    res_.prepare_payload();
+  }
   stream_.expires_after(std::chrono::seconds(30));
-  http::async_write(stream_, res_,
-                    beast::bind_front_handler(&http_session::on_write, shared_from_this(),
-                                              !res_.keep_alive()));
+  http::async_write(
+      stream_, res_,
+      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
 }
 
 void http_session::on_write(bool close, beast::error_code ec, std::size_t) {

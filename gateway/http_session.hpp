@@ -19,8 +19,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
   void handle(http::request<http::string_body>&& req);
-  void respond(unsigned status, std::string body, bool close = false,
-               std::string_view allow = {});
+  void respond(unsigned status, std::string body, bool close = false, std::string_view allow = {},
+               std::string_view upgrade = {});
+  void respond_probe();
   void on_write(bool close, beast::error_code ec, std::size_t n);
 
   beast::tcp_stream stream_;
@@ -29,6 +30,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
+  bool head_ = false;
   unsigned version_ = 11;
 };
 

@@ -21,6 +21,8 @@ class closable {
 };
 
 struct server_context {
+  server_context(http_options o, actors::runtime& r) : opts(std::move(o)), rt(r) {}
+
   http_options opts;
   actors::runtime& rt;
   std::atomic<bool> draining{false};

@@ -12,8 +12,7 @@ namespace weir::gateway {
 namespace {
 
 core::error not_allowed(std::string_view allow) {
-  return core::make_error("method.not_allowed",
-                          "this path accepts only " + std::string{allow},
+  return core::make_error("method.not_allowed", "this path accepts only " + std::string{allow},
                           {{"allow", std::string{allow}}});
 }
 

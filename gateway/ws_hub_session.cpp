@@ -29,7 +29,9 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx)
   }
 }
 
-ws_hub_session::~ws_hub_session() { ctx_.remove(this); }
+ws_hub_session::~ws_hub_session() {
+  ctx_.remove(this);
+}
 
 void ws_hub_session::run(http::request<http::string_body> req) {
   ctx_.add(shared_from_this());
@@ -37,9 +39,8 @@ void ws_hub_session::run(http::request<http::string_body> req) {
   // Beast's own timeouts catch dead peers (WebSocket pings at idle/2); the Arc JSON Ping of §6
   // is separate and driven by outbound silence.
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-    res.set(http::field::server, "weir");
-  }));
+  ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& res) { res.set(http::field::server, "weir"); }));
   // 0 lifts Beast's own cap: the session counts message bytes itself so that it can close
   // with the reason text arc-hub §9 prescribes.
   ws_.read_message_max(0);
@@ -104,16 +105,27 @@ void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
 
 void ws_hub_session::send(actors::outbound_frame frame) {
   bool schedule = false;
+  bool overflow = false;
   {
     std::lock_guard lock{inbox_mu_};
     if (inbox_closed_) {
       return;
     }
-    inbox_.push_back(std::move(frame));
-    schedule = !drain_scheduled_;
-    drain_scheduled_ = true;
+    // The inbox is bounded like the queue behind it: a connection whose I/O thread cannot drain
+    // it in time is as far behind as one whose socket is full.
+    if (inbox_.size() >= ctx_.rt.hub().max_outbound_frames) {
+      inbox_closed_ = true;
+      inbox_.clear();
+      overflow = true;
+    } else {
+      inbox_.push_back(std::move(frame));
+      schedule = !drain_scheduled_;
+      drain_scheduled_ = true;
+    }
   }
-  if (schedule) {
+  if (overflow) {
+    close(1013, "Outbound queue full");
+  } else if (schedule) {
     asio::post(ws_.get_executor(),
                beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
   }
@@ -193,14 +205,33 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
 }
 
 void ws_hub_session::arm_keep_alive() {
-  auto interval = ctx_.rt.hub().keep_alive_interval_ms;
-  if (interval <= 0) {
-    return;
+  last_write_ = std::chrono::steady_clock::now();
+  auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
+  if (interval.count() > 0 && !keep_alive_armed_) {
+    schedule_keep_alive(last_write_ + interval);
   }
-  // Counted from the last successful write: regular data suppresses pings (§6).
-  keep_alive_.expires_after(std::chrono::milliseconds{interval});
+}
+
+void ws_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point when) {
+  // One timer per connection, never reset per write (that would cost a timer cancel and a
+  // handler per frame): when it fires it looks at the time of the last successful write and
+  // either pings (§6: silence is counted from the last write) or sleeps for the remainder.
+  keep_alive_armed_ = true;
+  keep_alive_.expires_at(when);
   keep_alive_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->closing_ || self->closed_ || self->writing_) {
+    self->keep_alive_armed_ = false;
+    if (ec || self->closing_ || self->closed_) {
+      return;
+    }
+    auto interval = std::chrono::milliseconds{self->ctx_.rt.hub().keep_alive_interval_ms};
+    auto now = std::chrono::steady_clock::now();
+    if (self->writing_) {
+      self->schedule_keep_alive(now + interval);  // the write's completion re-times it
+      return;
+    }
+    auto due = self->last_write_ + interval;
+    if (now < due) {
+      self->schedule_keep_alive(due);
       return;
     }
     self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
@@ -232,9 +263,8 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
     queue_.pop_back();
   }
   if (!writing_) {
-    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {
-      self->closed_ = true;
-    });
+    ws_.async_close(close_reason_,
+                    [self = shared_from_this()](beast::error_code) { self->closed_ = true; });
   }
 }
 

@@ -3,6 +3,7 @@
 // in the connection actor behind actors::hub_connection. Internal to gateway/.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@ class ws_hub_session : public actors::frame_sink,
   void on_write(beast::error_code ec, std::size_t n);
   void start_close(std::uint16_t code, std::string reason);
   void arm_keep_alive();
+  void schedule_keep_alive(std::chrono::steady_clock::time_point when);
 
   websocket::stream<beast::tcp_stream> ws_;
   server_context& ctx_;
@@ -63,6 +65,8 @@ class ws_hub_session : public actors::frame_sink,
   bool closed_ = false;
   websocket::close_reason close_reason_;
   asio::steady_timer keep_alive_;
+  bool keep_alive_armed_ = false;
+  std::chrono::steady_clock::time_point last_write_{};
   std::array<asio::const_buffer, 3> write_buffers_{};
 };
 

@@ -120,9 +120,9 @@ struct durable_store::impl {
         p.done({});
       }
     } else {
-      auto err = core::make_error("store.write_failed",
-                                  "the embedded store could not make the write durable: " +
-                                      st.ToString());
+      auto err =
+          core::make_error("store.write_failed",
+                           "the embedded store could not make the write durable: " + st.ToString());
       for (auto& p : group) {
         p.done(err);
       }
@@ -132,7 +132,9 @@ struct durable_store::impl {
 
 durable_store::durable_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
-durable_store::~durable_store() { stop(); }
+durable_store::~durable_store() {
+  stop();
+}
 
 core::result<std::unique_ptr<durable_store>> durable_store::open(options opts) {
   rocksdb::Options ro;
@@ -174,8 +176,7 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
       continue;
     }
     snap.records.push_back(stored_record{std::string{s.substr(0, pos)},
-                                         std::string{s.substr(pos + 1)},
-                                         it->value().ToString()});
+                                         std::string{s.substr(pos + 1)}, it->value().ToString()});
   }
   if (!it->status().ok()) {
     return core::make_error("store.read_failed", "cannot read unit: " + it->status().ToString());

@@ -436,11 +436,14 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "maxBodyBytes", 1, std::int64_t{256} << 20, cfg.max_body_bytes));
   }
   {
-    auto s = open_section(file, root, "store", {"queueCapacity"});
+    auto s = open_section(file, root, "store",
+                          {"queueCapacity", "maxPendingWritesPerUnit", "unitIdleMs"});
     if (!s) {
       return std::move(s).error();
     }
     WEIR_TRY(assign(*s, "queueCapacity", 1, 1000000, cfg.store_queue_capacity));
+    WEIR_TRY(assign(*s, "maxPendingWritesPerUnit", 1, 1000000, cfg.max_pending_writes_per_unit));
+    WEIR_TRY(assign(*s, "unitIdleMs", 10, 86400000, cfg.unit_idle_ms));
   }
   WEIR_TRY(read_hub(file, root, cfg.hub));
   WEIR_TRY(read_queries(file, root, cfg));

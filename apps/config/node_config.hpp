@@ -18,7 +18,7 @@ namespace weir::config {
 /// Observable-query hub limits (arc-hub.md §9; YAML section `query`, names in comments).
 struct hub_limits {
   std::int64_t keep_alive_interval_ms = 30000;  ///< keepAliveIntervalMs, ≤3600000; ≤0 disables (0)
-  std::size_t max_hub_connections = 512;               ///< maxObservableHubConnections, 1..100000
+  std::size_t max_hub_connections = 512;        ///< maxObservableHubConnections, 1..100000
   std::size_t max_hub_connections_per_caller = 512;    ///< …PerCaller, 1..100000
   std::size_t max_subscriptions_per_connection = 256;  ///< …HubSubscriptionsPerConnection, 1..10000
   std::size_t max_subscriptions = 4096;                ///< maxObservableSubscriptions, 1..100000
@@ -48,13 +48,19 @@ struct node_config {
   std::size_t max_body_bytes = 1 << 20;    ///< http.maxBodyBytes, 1..256 MiB: write API body cap
   /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
   std::size_t store_queue_capacity = 4096;
+  /// store.maxPendingWritesPerUnit, 1..1000000: writes of one unit applied but not yet durable;
+  /// beyond it the unit's writes get 503 server.overloaded.
+  std::size_t max_pending_writes_per_unit = 4096;
+  /// store.unitIdleMs, 10..86400000: a unit with no subscription and no write for this long
+  /// releases its memory (its actor stops; the next use reloads it from the store).
+  std::int64_t unit_idle_ms = 60000;
   hub_limits hub;
   std::vector<core::query_definition> queries;
 };
 
 /// Reads and validates the file at `path`. Errors: code "config.invalid", message starting with
 /// the file name, e.g. "weir.yaml: query 'Demo.Tasks.ObserveByState': field 'filter': unknown
-/// operator $foo", details {"file", "field"[, "query"]}.
+/// filter operator "$foo" at "state"", details {"file", "field"[, "query"]}.
 core::result<node_config> load_config_file(const std::string& path);
 
 /// Same as load_config_file, from text; `file_name` is used in messages.

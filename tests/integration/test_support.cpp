@@ -84,7 +84,9 @@ std::unique_ptr<app::node> start_node(const std::string& data_dir, const std::st
   return std::move(n.value());
 }
 
-boost::json::value http_response::json() const { return boost::json::parse(body); }
+boost::json::value http_response::json() const {
+  return boost::json::parse(body);
+}
 
 http_response http(std::uint16_t port, const std::string& method, const std::string& target,
                    const std::string& body, const std::map<std::string, std::string>& headers) {
@@ -217,7 +219,8 @@ boost::json::object ws_client::read_json(std::chrono::milliseconds timeout) {
 }
 
 boost::json::object ws_client::read_until(
-    const std::function<bool(const boost::json::object&)>& pred, std::chrono::milliseconds timeout) {
+    const std::function<bool(const boost::json::object&)>& pred,
+    std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -282,16 +285,19 @@ void ws_client::unsubscribe(const std::string& query_id, long long revision) {
   send(boost::json::serialize(f));
 }
 
-std::optional<std::pair<int, std::string>> ws_client::close_status() const { return impl_->close; }
-bool ws_client::is_open() const { return impl_->open; }
+std::optional<std::pair<int, std::string>> ws_client::close_status() const {
+  return impl_->close;
+}
+bool ws_client::is_open() const {
+  return impl_->open;
+}
 
 std::string put_record(std::uint16_t port, const std::string& space, const std::string& object,
-                       const std::string& dataset, const std::string& id,
-                       const std::string& json) {
-  auto r = http(port, "PUT",
-                "/v1/spaces/" + space + "/objects/" + object + "/datasets/" + dataset +
-                    "/records/" + id,
-                json);
+                       const std::string& dataset, const std::string& id, const std::string& json) {
+  auto r =
+      http(port, "PUT",
+           "/v1/spaces/" + space + "/objects/" + object + "/datasets/" + dataset + "/records/" + id,
+           json);
   EXPECT_EQ(r.status, 200u) << r.body;
   if (r.status != 200) {
     return {};

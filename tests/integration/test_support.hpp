@@ -94,7 +94,6 @@ class ws_client {
 
 /// PUT a record and return its versionId (fails the test on error).
 std::string put_record(std::uint16_t port, const std::string& space, const std::string& object,
-                       const std::string& dataset, const std::string& id,
-                       const std::string& json);
+                       const std::string& dataset, const std::string& id, const std::string& json);
 
 }  // namespace weir::test
