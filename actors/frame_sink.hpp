@@ -3,6 +3,7 @@
 // once for every subscriber, and a constant tail, so nothing shared is copied per subscriber.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,12 @@ struct outbound_frame {
   std::shared_ptr<const std::string> head;  ///< per-subscription envelope (or the whole frame)
   std::shared_ptr<const std::string> body;  ///< shared payload bytes; may be null
   std::string_view tail;                    ///< static text closing the envelope
+  /// The subscription's liveness: cleared the moment it is replaced, cancelled or terminated,
+  /// so a frame still queued for it is dropped instead of written (arc-hub §4: nothing for a
+  /// replaced owner, checked before each write). Null for connection-level frames.
+  std::shared_ptr<const std::atomic<bool>> live;
+
+  bool is_live() const { return !live || live->load(std::memory_order_acquire); }
 
   std::size_t size() const {
     return (head ? head->size() : 0) + (body ? body->size() : 0) + tail.size();
@@ -21,7 +28,7 @@ struct outbound_frame {
 
   /// A frame that is one piece of text (Connected, Ping, Error…).
   static outbound_frame text(std::string s) {
-    return outbound_frame{std::make_shared<const std::string>(std::move(s)), nullptr, {}};
+    return outbound_frame{std::make_shared<const std::string>(std::move(s)), nullptr, {}, nullptr};
   }
 };
 

@@ -1,7 +1,9 @@
 // The connection actor: arc-hub §2–§5 for one client. It parses inbound frames (core), runs the
 // revision/tombstone state machine (core::revision_table), enforces subscription budgets,
-// binds named queries, opens subscriptions on the owning unit's shard, and writes each result as
-// this subscription's envelope around the shared body the query actor encoded once.
+// binds named queries and opens subscriptions on the owning unit's shard. Results do not pass
+// through it: the query actor writes this subscription's envelope head around the shared body
+// straight to the connection's sink, and the `live` flag this actor clears on replacement,
+// cancellation or termination keeps anything stale from being written.
 #include "actors/hub_connection.hpp"
 
 #include <chrono>
@@ -30,13 +32,11 @@ struct hub_connection::actor_handle {
 
 namespace {
 
-constexpr std::string_view envelope_tail = core::query_result_suffix;
-
 struct active_sub {
   std::uint64_t token = 0;
-  std::optional<std::uint64_t> revision;
-  std::shared_ptr<const std::string> head;  // envelope prefix, built once per subscription
-  caf::actor source;                        // the query actor, once its first result arrived
+  store::unit_key unit;  // where the subscription lives: unsubscribes go the same way
+  std::string key;       // the query key on that unit
+  std::shared_ptr<std::atomic<bool>> live;
 };
 
 struct conn_state {
@@ -46,7 +46,6 @@ struct conn_state {
   std::string sub_caller;
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
-  std::unordered_map<std::uint64_t, std::string> by_token;
   static inline const char* name = "weir.hub_connection";
 
   void write(outbound_frame f) {
@@ -63,22 +62,21 @@ struct conn_state {
     if (it == subs.end()) {
       return;
     }
-    if (it->second.source) {
-      caf::anon_send(it->second.source, unsubscribe_msg{it->second.token});
-    }
-    // A result still on its way for this token finds no owner and is answered with an
-    // unsubscribe (see the result handler), so nothing is sent after a replacement.
-    by_token.erase(it->second.token);
+    release(it->second);
     subs.erase(it);
+  }
+
+  void release(active_sub& s) {
+    // Cleared first: from here on nothing of this subscription reaches the wire, even a frame
+    // already queued in the session.
+    s.live->store(false, std::memory_order_release);
+    rt->send_to_live_shard(s.unit, unsubscribe_msg{s.key, s.token});
     rt->subscriptions.release(sub_caller);
   }
 
   ~conn_state() {
     for (auto& [qid, s] : subs) {
-      if (s.source) {
-        caf::anon_send(s.source, unsubscribe_msg{s.token});
-      }
-      rt->subscriptions.release(sub_caller);
+      release(s);
     }
   }
 };
@@ -125,13 +123,14 @@ void on_subscribe(conn_ptr self, core::client_frame& f) {
   auto token = st.rt->next_token();
   auto head = std::make_shared<const std::string>(
       core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
-  st.subs[f.query_id] = active_sub{token, f.revision, std::move(head), {}};
-  st.by_token[token] = f.query_id;
+  auto live = std::make_shared<std::atomic<bool>>(true);
   store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
+  st.subs[f.query_id] = active_sub{token, unit, bound->key, live};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   st.rt->send_to_shard(
       unit, subscribe_msg{std::move(query),
-                          subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode}});
+                          subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode,
+                                     st.sink, std::move(head), std::move(live)}});
 }
 
 void on_inbound(conn_ptr self, inbound_msg& m) {
@@ -164,23 +163,6 @@ void on_inbound(conn_ptr self, inbound_msg& m) {
   }
 }
 
-void on_result(conn_ptr self, result_msg& m) {
-  auto& st = self->state;
-  auto it = st.by_token.find(m.token);
-  if (it == st.by_token.end()) {
-    // The subscription was replaced or cancelled before its owner heard of it.
-    if (auto sender = self->current_sender()) {
-      self->send(caf::actor_cast<caf::actor>(sender), unsubscribe_msg{m.token});
-    }
-    return;
-  }
-  auto& sub = st.subs[it->second];
-  if (!sub.source) {
-    sub.source = caf::actor_cast<caf::actor>(self->current_sender());
-  }
-  st.write(outbound_frame{sub.head, std::move(m.body), envelope_tail});
-}
-
 caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<frame_sink> sink,
                             std::shared_ptr<hub_connection::shared_state> shared,
                             std::string sub_caller) {
@@ -195,7 +177,6 @@ caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<fram
   st.revs.emplace(ro);
   return {
       [self](inbound_msg& m) { on_inbound(self, m); },
-      [self](result_msg& m) { on_result(self, m); },
   };
 }
 

@@ -14,6 +14,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
+#include "actors/frame_sink.hpp"
 #include "actors/write_command.hpp"
 #include "core/query_definition.hpp"
 #include "core/record.hpp"
@@ -34,11 +35,17 @@ struct commit_msg {
   std::string error;
 };
 
-/// One subscription of one connection on one query key.
+/// One subscription of one connection on one query key. Results go straight from the query
+/// actor to the connection's sink: the shared body behind this subscription's envelope head,
+/// with no per-subscriber actor message. The connection actor keeps the protocol decisions
+/// (it opens, replaces and cancels subscriptions and clears `live`).
 struct subscriber {
-  caf::actor conn;
+  caf::actor conn;          ///< monitored: a connection that dies drops its subscriptions
   std::uint64_t token = 0;  ///< unique in the node; names the subscription in every message
   core::transfer_mode mode = core::transfer_mode::legacy;
+  std::weak_ptr<frame_sink> sink;
+  std::shared_ptr<const std::string> head;
+  std::shared_ptr<const std::atomic<bool>> live;
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.
@@ -47,8 +54,9 @@ struct subscribe_msg {
   subscriber sub;
 };
 
-/// Connection → query actor: close subscription `token`.
+/// Connection → shard → query actor `key`: close subscription `token`.
 struct unsubscribe_msg {
+  std::string key;
   std::uint64_t token = 0;
 };
 
@@ -63,12 +71,6 @@ struct changes_msg {
 struct query_idle_msg {
   std::string key;
   std::uint64_t seen = 0;
-};
-
-/// Query actor → connection: a QueryResult body for subscription `token` (shared bytes).
-struct result_msg {
-  std::uint64_t token = 0;
-  std::shared_ptr<const std::string> body;
 };
 
 /// Socket → connection actor: one inbound text frame.
@@ -88,5 +90,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::changes_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::result_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)

@@ -15,6 +15,7 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "core/change_set.hpp"
+#include "core/query_result.hpp"
 #include "core/result_body.hpp"
 
 namespace weir::actors {
@@ -24,11 +25,16 @@ using core::record_ptr;
 using core::transfer_mode;
 using body_ptr = std::shared_ptr<const std::string>;
 
-struct sub_entry {
-  caf::actor conn;
-  std::uint64_t token = 0;
-  transfer_mode mode = transfer_mode::legacy;
-};
+using sub_entry = subscriber;
+
+constexpr std::string_view envelope_tail = core::query_result_suffix;
+
+/// Writes one result to a subscriber's sink: its envelope head, the shared body, the tail.
+void deliver(const sub_entry& s, const body_ptr& body) {
+  if (auto sink = s.sink.lock()) {
+    sink->send(outbound_frame{s.head, body, envelope_tail, s.live});
+  }
+}
 
 constexpr std::size_t mode_index(transfer_mode m) {
   return static_cast<std::size_t>(m);
@@ -232,7 +238,9 @@ void emit(query_ptr self, std::optional<std::string> cs_json) {
     }
   }
   for (auto& s : st.subs) {
-    self->send(s.conn, result_msg{s.token, bodies[mode_index(s.mode)]});
+    if (s.live->load(std::memory_order_relaxed)) {
+      deliver(s, bodies[mode_index(s.mode)]);
+    }
   }
 }
 
@@ -413,8 +421,8 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         }
         st.index[sub.token] = st.subs.size();
         ++st.mode_subs[mode_index(sub.mode)];
-        st.subs.push_back(sub_entry{sub.conn, sub.token, sub.mode});
-        self->send(sub.conn, result_msg{sub.token, st.snapshot_body(sub.mode)});
+        deliver(sub, st.snapshot_body(sub.mode));
+        st.subs.push_back(std::move(sub));
       },
       [self](const unsubscribe_msg& m) {
         remove_sub(self, m.token);

@@ -60,6 +60,11 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   return a;
 }
 
+caf::actor runtime::impl::find_locked(const store::unit_key& unit) {
+  auto it = shards.find(unit_registry_key(unit));
+  return it == shards.end() ? caf::actor{} : it->second;
+}
+
 bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& self,
                                  const std::function<bool()>& may_retire) {
   std::lock_guard lock{shards_mu};

@@ -31,6 +31,16 @@ struct runtime::impl {
     caf::anon_send(shard_locked(unit), std::forward<Msg>(msg));
   }
 
+  /// Sends `msg` only if the unit's shard is alive (an unsubscribe for a retired unit has
+  /// nothing left to cancel, and must not bring the unit back).
+  template <class Msg>
+  void send_to_live_shard(const store::unit_key& unit, Msg&& msg) {
+    std::lock_guard lock{shards_mu};
+    if (auto a = find_locked(unit)) {
+      caf::anon_send(a, std::forward<Msg>(msg));
+    }
+  }
+
   /// Removes `self` from the registry if `may_retire()` (evaluated under the lock) agrees. Every
   /// registry send holds the lock, so an empty mailbox seen under it stays empty.
   bool retire_shard(const store::unit_key& unit, const caf::actor& self,
@@ -53,6 +63,7 @@ struct runtime::impl {
 
  private:
   caf::actor shard_locked(const store::unit_key& unit);
+  caf::actor find_locked(const store::unit_key& unit);
 
  public:
   caf::actor_system_config cfg;

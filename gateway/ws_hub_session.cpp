@@ -147,7 +147,7 @@ void ws_hub_session::drain_inbox() {
 }
 
 void ws_hub_session::enqueue(actors::outbound_frame f) {
-  if (closing_ || closed_) {
+  if (closing_ || closed_ || !f.is_live()) {
     return;
   }
   const auto& hub = ctx_.rt.hub();
@@ -171,6 +171,15 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
 }
 
 void ws_hub_session::do_write() {
+  // "Still current" is checked right before each write: a subscription replaced or cancelled
+  // after its frame was queued gets nothing more on the wire.
+  while (!queue_.empty() && !queue_.front().is_live()) {
+    queued_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+  }
+  if (queue_.empty()) {
+    return;
+  }
   auto& f = queue_.front();
   write_buffers_[0] = f.head ? asio::buffer(*f.head) : asio::const_buffer{};
   write_buffers_[1] = f.body ? asio::buffer(*f.body) : asio::const_buffer{};

@@ -367,3 +367,22 @@ t: |
 
 }  // namespace
 }  // namespace weir::config
+
+namespace weir::config {
+namespace {
+
+TEST(NodeConfigStoreTest, UnitBoundsAreConfigurable) {
+  auto cfg = load_config_text("store: { maxPendingWritesPerUnit: 7, unitIdleMs: 1500 }", "w");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
+  EXPECT_EQ(cfg->max_pending_writes_per_unit, 7u);
+  EXPECT_EQ(cfg->unit_idle_ms, 1500);
+  auto defaults = load_config_text("", "w");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->max_pending_writes_per_unit, 4096u);
+  EXPECT_EQ(defaults->unit_idle_ms, 60000);
+  EXPECT_FALSE(load_config_text("store: { unitIdleMs: 0 }", "w").has_value());
+  EXPECT_FALSE(load_config_text("store: { maxPendingWritesPerUnit: 0 }", "w").has_value());
+}
+
+}  // namespace
+}  // namespace weir::config
