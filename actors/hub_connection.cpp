@@ -26,8 +26,10 @@ struct hub_connection::shared_state {
   std::atomic<std::size_t> inbound_pending{0};
 };
 
+// A weak handle: the strong one lives in the runtime's connection registry, which shutdown
+// clears before the actor system goes, so no session ever holds an actor past its system.
 struct hub_connection::actor_handle {
-  caf::actor actor;
+  caf::actor_addr addr;
 };
 
 namespace {
@@ -197,15 +199,22 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   c->caller_ = std::move(caller);
   c->shared_ = std::make_shared<shared_state>();
   auto sub_caller = caller_key(info.tenant, "anonymous-connection", c->id_);
-  c->actor_ = std::make_unique<actor_handle>(actor_handle{
-      impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller))});
+  auto a =
+      impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller));
+  c->registry_id_ = impl.add_connection(a);
+  c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});
   impl.hub_connections.fetch_add(1);
   return c;
 }
 
 hub_connection::~hub_connection() {
   auto& impl = rt_->internals();
-  caf::anon_send_exit(actor_->actor, caf::exit_reason::user_shutdown);
+  if (!impl.stopped.load()) {
+    if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+  }
+  impl.remove_connection(registry_id_);
   impl.connections.release(caller_);
   impl.hub_connections.fetch_sub(1);
 }
@@ -216,7 +225,12 @@ bool hub_connection::deliver(std::string text) {
     shared_->inbound_pending.fetch_sub(1, std::memory_order_relaxed);
     return false;
   }
-  caf::anon_send(actor_->actor, inbound_msg{std::move(text)});
+  if (rt_->internals().stopped.load()) {
+    return true;  // shutting down: the session is closing and the frame has no one to go to
+  }
+  if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
+    caf::anon_send(a, inbound_msg{std::move(text)});
+  }
   return true;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,7 @@ class hub_connection {
   std::string id_;
   std::string caller_;
   std::shared_ptr<shared_state> shared_;
+  std::uint64_t registry_id_ = 0;
   struct actor_handle;
   std::unique_ptr<actor_handle> actor_;
 };

@@ -48,8 +48,8 @@ struct query_state {
   std::vector<record_ptr> rows;  // every matching record, in the query's total order
   std::size_t no_identity = 0;   // rows lacking an arc-hub §5.1 identity
   std::vector<sub_entry> subs;
-  std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
-  std::unordered_set<caf::actor_addr> monitored;
+  std::unordered_map<std::uint64_t, std::size_t> index;        // token → position in subs
+  std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
   std::array<std::size_t, mode_count> mode_subs{};
   std::uint64_t seen = 0;
   std::uint64_t seq = 0;
@@ -338,33 +338,43 @@ void on_changes(query_ptr self, const changes_msg& m) {
         std::all_of(new_view.begin(), new_view.end(), [](auto& r) { return r->has_identity; });
     cs = all_identity ? walk_change_set(old_view, new_view)
                       : fallback_change_set(old_view, new_view);
-    if (all_identity && cs.empty()) {
+    static const std::string empty_change_set = R"({"added":[],"replaced":[],"removed":[]})";
+    if (cs.empty() || cs == empty_change_set) {
       if (old_total == st.rows.size()) {
         return;  // nothing in this page and no paging figure changed
       }
-      core::append_change_set(cs, {}, {}, {});
+      cs = empty_change_set;
     }
   }
   emit(self, std::move(cs));
 }
 
-void remove_sub(query_ptr self, std::uint64_t token) {
+/// Removes subscription `token`; false when it was not here.
+bool remove_sub(query_ptr self, std::uint64_t token) {
   auto& st = self->state;
   auto it = st.index.find(token);
   if (it == st.index.end()) {
-    return;
+    return false;
   }
   auto pos = it->second;
   st.index.erase(it);
   --st.mode_subs[mode_index(st.subs[pos].mode)];
+  auto conn = st.subs[pos].conn.address();
+  if (auto m = st.monitored.find(conn); m != st.monitored.end() && --m->second == 0) {
+    st.monitored.erase(m);
+    self->demonitor(conn);
+  }
   if (pos + 1 != st.subs.size()) {
     st.subs[pos] = std::move(st.subs.back());
     st.index[st.subs[pos].token] = pos;
   }
   st.subs.pop_back();
+  return true;
 }
 
-void check_idle(query_ptr self) {
+/// Tells the shard once, when the last subscription just left (never for a no-op, so a late
+/// duplicate can't reach a newer query actor of the same key; the shard also checks the sender).
+void went_idle(query_ptr self) {
   auto& st = self->state;
   if (st.subs.empty()) {
     self->send(st.shard, query_idle_msg{st.q->key, st.seen});
@@ -398,17 +408,20 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
       self->quit();
       return;
     }
-    st.monitored.erase(dm.source);
     std::vector<std::uint64_t> gone;
     for (auto& s : st.subs) {
       if (s.conn.address() == dm.source) {
         gone.push_back(s.token);
       }
     }
+    bool removed = false;
     for (auto t : gone) {
-      remove_sub(self, t);
+      removed = remove_sub(self, t) || removed;
     }
-    check_idle(self);
+    st.monitored.erase(dm.source);
+    if (removed) {
+      went_idle(self);
+    }
   });
   return {
       [self](const changes_msg& m) { on_changes(self, m); },
@@ -416,7 +429,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         auto& st = self->state;
         ++st.seen;
         auto& sub = m.sub;
-        if (st.monitored.insert(sub.conn.address()).second) {
+        if (st.monitored[sub.conn.address()]++ == 0) {
           self->monitor(sub.conn);
         }
         st.index[sub.token] = st.subs.size();
@@ -425,8 +438,9 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         st.subs.push_back(std::move(sub));
       },
       [self](const unsubscribe_msg& m) {
-        remove_sub(self, m.token);
-        check_idle(self);
+        if (remove_sub(self, m.token)) {
+          went_idle(self);
+        }
       },
       [self](stop_atom) { self->quit(); },
   };

@@ -65,6 +65,25 @@ caf::actor runtime::impl::find_locked(const store::unit_key& unit) {
   return it == shards.end() ? caf::actor{} : it->second;
 }
 
+void runtime::impl::forget_shard(const store::unit_key& unit, const caf::actor_addr& addr) {
+  std::lock_guard lock{shards_mu};
+  auto it = shards.find(unit_registry_key(unit));
+  if (it != shards.end() && it->second.address() == addr) {
+    shards.erase(it);
+  }
+}
+
+std::uint64_t runtime::impl::add_connection(caf::actor a) {
+  std::lock_guard lock{conns_mu};
+  conns.emplace(++next_conn, std::move(a));
+  return next_conn;
+}
+
+void runtime::impl::remove_connection(std::uint64_t id) {
+  std::lock_guard lock{conns_mu};
+  conns.erase(id);
+}
+
 bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& self,
                                  const std::function<bool()>& may_retire) {
   std::lock_guard lock{shards_mu};
@@ -174,12 +193,28 @@ void runtime::shutdown() {
   }
   {
     std::lock_guard lock{impl_->shards_mu};
+    if (impl_->stopping) {
+      return;
+    }
+    impl_->stopping = true;  // from here no send spawns a shard
     for (auto& [k, a] : impl_->shards) {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     impl_->shards.clear();
   }
+  {
+    // Connection actors belong to sessions that outlive this call (the gateway is torn down
+    // after the actors); stop them here so awaiting all actors cannot hang.
+    std::lock_guard lock{impl_->conns_mu};
+    for (auto& [id, a] : impl_->conns) {
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+    impl_->conns.clear();
+  }
   impl_->sys->await_all_actors_done();
+  // From here sessions that still hold a hub_connection make no actor calls (see its
+  // destructor); the system can go now.
+  impl_->stopped.store(true);
   impl_->sys.reset();
 }
 

@@ -25,11 +25,25 @@ struct runtime::impl {
 
   /// Sends `msg` to the shard actor of `unit`, spawning it on first use. The send happens under
   /// the registry lock, which is what lets an idle shard retire safely (see retire_shard).
+  /// Returns false, dropping `msg`, once the runtime is shutting down (a write's callback then
+  /// answers server.unavailable through its guard, see runtime::submit).
   template <class Msg>
-  void send_to_shard(const store::unit_key& unit, Msg&& msg) {
+  bool send_to_shard(const store::unit_key& unit, Msg&& msg) {
     std::lock_guard lock{shards_mu};
+    if (stopping) {
+      return false;
+    }
     caf::anon_send(shard_locked(unit), std::forward<Msg>(msg));
+    return true;
   }
+
+  /// Drops the registry entry of a shard that stopped for any reason (called on its exit), so a
+  /// unit whose actor died is respawned from the store on next use instead of black-holing.
+  void forget_shard(const store::unit_key& unit, const caf::actor_addr& addr);
+
+  /// Connection actors, so shutdown can stop them while their sessions still exist.
+  std::uint64_t add_connection(caf::actor a);
+  void remove_connection(std::uint64_t id);
 
   /// Sends `msg` only if the unit's shard is alive (an unsubscribe for a retired unit has
   /// nothing left to cancel, and must not bring the unit back).
@@ -60,6 +74,12 @@ struct runtime::impl {
 
   std::mutex shards_mu;
   std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
+  bool stopping = false;                               // under shards_mu
+  std::atomic<bool> stopped{false};                    // the actor system is gone
+
+  std::mutex conns_mu;
+  std::unordered_map<std::uint64_t, caf::actor> conns;
+  std::uint64_t next_conn = 0;
 
  private:
   caf::actor shard_locked(const store::unit_key& unit);

@@ -43,7 +43,7 @@ struct pending_write {
 
 struct query_entry {
   caf::actor actor;
-  std::string dataset;
+  std::string route;  // index key: the dataset, or dataset '\0' id for a single document
   std::uint64_t forwarded = 0;
 };
 
@@ -55,6 +55,10 @@ struct shard_state {
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
   std::unordered_map<std::string, query_entry> queries;
+  // Which query actors a change can concern: collection queries by dataset, single-document
+  // queries by (dataset, id), so a write wakes only the queries it may change, not every query
+  // of the unit (one object's property write must not wake every object query of the space).
+  std::unordered_map<std::string, std::vector<caf::actor>> routes;
   std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
   bool idle_check_scheduled = false;
   static inline const char* name = "weir.shard";
@@ -315,12 +319,11 @@ void handle_write(shard_ptr self, write_msg& m) {
     changes->push_back(core::record_change{s.dataset, s.before, after});
   }
   caf::actor me = caf::actor_cast<caf::actor>(self);
-  bool queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
+  auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
     caf::anon_send(me, commit_msg{seq, r.has_value(), r ? std::string{} : r.error().message});
   });
   if (!queued) {
-    m.done(core::make_error("server.overloaded",
-                            "the store's write queue is full; the write was not applied, retry"));
+    m.done(std::move(queued).error());
     return;
   }
   st.seq = seq;
@@ -362,12 +365,25 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
     }
     datasets.insert(c.dataset);
   }
-  if (!st.queries.empty()) {
+  if (!st.routes.empty()) {
     changes_msg msg{w.seq, w.version_id, w.changes};
-    for (auto& [key, q] : st.queries) {
-      if (datasets.count(q.dataset)) {
-        self->send(q.actor, msg);
+    std::unordered_set<caf::actor_addr> sent;
+    auto send_route = [&](const std::string& route) {
+      auto r = st.routes.find(route);
+      if (r == st.routes.end()) {
+        return;
       }
+      for (auto& a : r->second) {
+        if (sent.insert(a.address()).second) {
+          self->send(a, msg);
+        }
+      }
+    };
+    for (auto ds : datasets) {
+      send_route(std::string{ds});
+    }
+    for (auto& c : *w.changes) {
+      send_route(overlay_key(c.dataset, c.after ? c.after->id : c.before->id));
     }
   }
   w.done(write_outcome{std::move(w.version_id)});
@@ -390,7 +406,9 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
     std::uint64_t published = st.pending.empty() ? st.seq : st.pending.front().seq - 1;
     auto a =
         spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(rows), published);
-    it = st.queries.emplace(q.key, query_entry{a, q.dataset, 0}).first;
+    auto route = q.single_id ? overlay_key(q.dataset, *q.single_id) : q.dataset;
+    st.routes[route].push_back(a);
+    it = st.queries.emplace(q.key, query_entry{a, std::move(route), 0}).first;
   }
   ++it->second.forwarded;
   self->send(it->second.actor, std::move(m));
@@ -399,8 +417,15 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
 void handle_idle(shard_ptr self, const query_idle_msg& m) {
   auto& st = self->state;
   auto it = st.queries.find(m.key);
-  if (it != st.queries.end() && it->second.forwarded == m.seen) {
+  // Only the key's current actor may retire it, and only if no subscribe is on its way to it.
+  if (it != st.queries.end() && it->second.forwarded == m.seen &&
+      caf::actor_cast<caf::actor_addr>(self->current_sender()) == it->second.actor.address()) {
     self->send(it->second.actor, stop_atom::value);
+    auto& list = st.routes[it->second.route];
+    std::erase(list, it->second.actor);
+    if (list.empty()) {
+      st.routes.erase(it->second.route);
+    }
     st.queries.erase(it);
   }
 }
@@ -443,11 +468,19 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
   self->state.unit = unit;
   auto loaded = rt->store.load_unit(unit);
   if (!loaded) {
-    std::fprintf(stderr, "weir: fatal: cannot load unit '%s/%s': %s\n", unit.space.c_str(),
+    // The unit cannot be read (store stopped, or an I/O error): this actor ends without serving
+    // anything. Writes sent to it are answered server.unavailable by their guards; the next use
+    // tries again.
+    std::fprintf(stderr, "weir: cannot load unit '%s/%s': %s\n", unit.space.c_str(),
                  unit.object.c_str(), loaded.error().message.c_str());
-    std::abort();
+    rt->forget_shard(unit, self->address());
+    self->quit(caf::sec::runtime_error);
+    return {};
   }
   self->state.seq = loaded->seq;
+  // However this actor ends (retired, shut down, or killed by an exception in a handler), the
+  // registry must stop handing it out; the next use reloads the unit from the store.
+  self->attach_functor([rt, unit, addr = self->address()] { rt->forget_shard(unit, addr); });
   for (auto& r : loaded->records) {
     auto rec = core::parse_record(r.json);
     if (!rec) {
@@ -463,6 +496,7 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
       self->send(q.actor, stop_atom::value);
     }
     self->state.queries.clear();
+    self->state.routes.clear();
     self->quit(msg.reason);
   });
   touch(self);

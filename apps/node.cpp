@@ -116,19 +116,26 @@ void node::stop() {
   while (p.rt && p.rt->in_flight_writes() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
+  // Teardown, each step only once nothing after it can still call into it:
+  // 1. I/O threads stop, but the io_context stays alive, so a completion an actor posts late
+  //    is queued (and later destroyed) rather than touching freed memory;
+  // 2. the store commits what is queued while the shards are alive to hear of it;
+  // 3. every actor stops (connection actors included: their sessions still exist) and the
+  //    actor system goes; sessions notice and make no more actor calls;
+  // 4. the gateway and gRPC objects go, then the runtime's data, then the store.
   if (p.http) {
     p.http->stop();
-    p.http.reset();
-  }
-  p.grpc.reset();
-  if (p.rt) {
-    p.rt->shutdown();
-    p.rt.reset();
   }
   if (p.store) {
     p.store->stop();
-    p.store.reset();
   }
+  if (p.rt) {
+    p.rt->shutdown();
+  }
+  p.http.reset();
+  p.grpc.reset();
+  p.rt.reset();
+  p.store.reset();
 }
 
 }  // namespace weir::app

@@ -25,7 +25,8 @@ class node {
   actors::runtime& runtime();
   const config::node_config& config() const;
 
-  /// Drains and stops, bounded by the configured shutdown timeout: stop accepting, close hub
+  /// Drains and stops, bounded by the configured shutdown timeout. Call it on the thread that
+  /// called start() (see actors::runtime::shutdown): stop accepting, close hub
   /// connections (1001), answer in-flight writes, make everything durable, stop. Idempotent.
   void stop();
 

@@ -15,13 +15,21 @@ struct http_server::impl {
 
   void do_accept() {
     acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
-      if (ec) {
-        if (ec == asio::error::operation_aborted) {
-          return;
-        }
-      } else {
-        std::make_shared<http_session>(std::move(s), ctx)->run();
+      if (ec == asio::error::operation_aborted) {
+        return;
       }
+      if (ec) {
+        // Out of descriptors or similar: retrying at once would spin a core. Back off briefly;
+        // the kernel keeps pending connections in the listen backlog meanwhile.
+        accept_retry.expires_after(std::chrono::milliseconds{100});
+        accept_retry.async_wait([this](beast::error_code wec) {
+          if (!wec) {
+            do_accept();
+          }
+        });
+        return;
+      }
+      std::make_shared<http_session>(std::move(s), ctx)->run();
       do_accept();
     });
   }
@@ -29,6 +37,7 @@ struct http_server::impl {
   server_context ctx;
   asio::io_context ioc;
   tcp::acceptor acceptor;
+  asio::steady_timer accept_retry{ioc};
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool stopped = false;
@@ -85,6 +94,7 @@ void http_server::drain(std::int64_t timeout_ms) {
   asio::post(impl_->ioc, [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
+    impl_->accept_retry.cancel();
   });
   std::vector<std::shared_ptr<closable>> live;
   {

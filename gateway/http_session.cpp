@@ -24,6 +24,7 @@ void http_session::run() {
 }
 
 void http_session::do_read() {
+  head_ = false;
   parser_.emplace();
   parser_->body_limit(ctx_.opts.max_body_bytes);
   parser_->header_limit(16 * 1024);
@@ -54,6 +55,7 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void http_session::handle(http::request<http::string_body>&& req) {
+  head_ = false;
   version_ = req.version();
   keep_alive_ = req.keep_alive();
   auto [path, query] = core::split_target(req.target());

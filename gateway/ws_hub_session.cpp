@@ -49,6 +49,15 @@ void ws_hub_session::run(http::request<http::string_body> req) {
 
 void ws_hub_session::on_accept(beast::error_code ec) {
   if (ec) {
+    closed_ = true;
+    return;
+  }
+  accepted_ = true;
+  if (closing_) {
+    // A shutdown asked to close while the handshake was being written: close now that no
+    // other write is in flight.
+    ws_.async_close(close_reason_,
+                    [self = shared_from_this()](beast::error_code) { self->closed_ = true; });
     return;
   }
   if (ctx_.draining) {
@@ -77,8 +86,20 @@ void ws_hub_session::do_read() {
 
 void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
   if (ec) {
+    // The peer is gone: stop taking frames and let go of the queue, so nothing keeps this
+    // session (its actor, its budget units) alive.
     closed_ = true;
     keep_alive_.cancel();
+    {
+      std::lock_guard lock{inbox_mu_};
+      inbox_closed_ = true;
+      inbox_.clear();
+      inbox_bytes_ = 0;
+    }
+    if (!writing_) {
+      queue_.clear();
+      queued_bytes_ = 0;
+    }
     return;
   }
   if (closing_) {
@@ -106,18 +127,23 @@ void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
 void ws_hub_session::send(actors::outbound_frame frame) {
   bool schedule = false;
   bool overflow = false;
+  const auto& hub = ctx_.rt.hub();
   {
     std::lock_guard lock{inbox_mu_};
     if (inbox_closed_) {
       return;
     }
-    // The inbox is bounded like the queue behind it: a connection whose I/O thread cannot drain
-    // it in time is as far behind as one whose socket is full.
-    if (inbox_.size() >= ctx_.rt.hub().max_outbound_frames) {
+    // The inbox is bounded like the queue behind it, in frames and in bytes: a connection whose
+    // I/O thread cannot drain it in time is as far behind as one whose socket is full.
+    auto size = frame.size();
+    if (inbox_.size() >= hub.max_outbound_frames ||
+        inbox_bytes_ + size > hub.max_outbound_queue_bytes) {
       inbox_closed_ = true;
       inbox_.clear();
+      inbox_bytes_ = 0;
       overflow = true;
     } else {
+      inbox_bytes_ += size;
       inbox_.push_back(std::move(frame));
       schedule = !drain_scheduled_;
       drain_scheduled_ = true;
@@ -136,6 +162,7 @@ void ws_hub_session::drain_inbox() {
   {
     std::lock_guard lock{inbox_mu_};
     batch.swap(inbox_);
+    inbox_bytes_ = 0;
     drain_scheduled_ = false;
   }
   for (auto& f : batch) {
@@ -200,6 +227,11 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
   }
   queued_bytes_ -= queue_.front().size();
   queue_.pop_front();
+  if (closed_) {
+    queue_.clear();
+    queued_bytes_ = 0;
+    return;
+  }
   if (closing_) {
     ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {
       self->closed_ = true;
@@ -262,6 +294,7 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
     std::lock_guard lock{inbox_mu_};
     inbox_closed_ = true;
     inbox_.clear();
+    inbox_bytes_ = 0;
   }
   keep_alive_.cancel();
   close_reason_ = websocket::close_reason{static_cast<websocket::close_code>(code), reason};
@@ -271,7 +304,7 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
     queued_bytes_ -= queue_.back().size();
     queue_.pop_back();
   }
-  if (!writing_) {
+  if (!writing_ && accepted_) {
     ws_.async_close(close_reason_,
                     [self = shared_from_this()](beast::error_code) { self->closed_ = true; });
   }

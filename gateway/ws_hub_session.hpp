@@ -56,6 +56,7 @@ class ws_hub_session : public actors::frame_sink,
   std::vector<actors::outbound_frame> inbox_;
   bool drain_scheduled_ = false;
   bool inbox_closed_ = false;
+  std::size_t inbox_bytes_ = 0;
 
   // Strand-only state.
   std::deque<actors::outbound_frame> queue_;
@@ -63,6 +64,7 @@ class ws_hub_session : public actors::frame_sink,
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  bool accepted_ = false;  // until the handshake is written, a close must wait for it
   websocket::close_reason close_reason_;
   asio::steady_timer keep_alive_;
   bool keep_alive_armed_ = false;

@@ -134,6 +134,9 @@ durable_store::durable_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
 durable_store::~durable_store() {
   stop();
+  // Reads stay possible between stop() and destruction (a unit loaded during shutdown), so the
+  // handle closes only here.
+  impl_->db.reset();
 }
 
 core::result<std::unique_ptr<durable_store>> durable_store::open(options opts) {
@@ -184,16 +187,21 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
   return snap;
 }
 
-bool durable_store::submit(write_batch batch, commit_callback done) {
+core::result<void> durable_store::submit(write_batch batch, commit_callback done) {
   {
     std::lock_guard lock{impl_->mu};
-    if (impl_->stopping || impl_->queue.size() >= impl_->opts.queue_capacity) {
-      return false;
+    if (impl_->stopping) {
+      return core::make_error("server.draining",
+                              "this node is shutting down; the write was not applied, retry");
+    }
+    if (impl_->queue.size() >= impl_->opts.queue_capacity) {
+      return core::make_error("server.overloaded",
+                              "the store's write queue is full; the write was not applied, retry");
     }
     impl_->queue.push_back(pending{std::move(batch), std::move(done)});
   }
   impl_->cv.notify_one();
-  return true;
+  return {};
 }
 
 std::size_t durable_store::queued() const {
@@ -215,7 +223,6 @@ void durable_store::stop() {
   }
   if (impl_->db) {
     impl_->db->FlushWAL(true);
-    impl_->db.reset();
   }
 }
 

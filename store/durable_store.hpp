@@ -67,15 +67,17 @@ class durable_store {
   /// Reads a whole unit (blocking; called once when its shard starts).
   core::result<unit_snapshot> load_unit(const unit_key& unit);
 
-  /// Queues a batch for durable commit. Returns false, without queuing, when the queue is at
-  /// capacity: the caller refuses the write (503) instead of buffering without bound.
-  /// Batches commit in submission order; `done` runs on the writer thread.
-  bool submit(write_batch batch, commit_callback done);
+  /// Queues a batch for durable commit. Refuses it, without queuing, with server.overloaded
+  /// when the queue is at capacity (the caller answers 503 instead of buffering without bound)
+  /// or server.draining once stop() began. Batches commit in submission order; `done` runs on
+  /// the writer thread.
+  core::result<void> submit(write_batch batch, commit_callback done);
 
   /// Batches queued or being written right now.
   std::size_t queued() const;
 
-  /// Commits what is queued, then stops the writer thread. Idempotent.
+  /// Commits what is queued, then stops the writer thread (later submits are refused; reads
+  /// still work until destruction). Idempotent.
   void stop();
 
  private:

@@ -108,3 +108,64 @@ TEST(NodeEdges, IdleUnitsReleaseMemoryAndReloadIntact) {
 }
 
 }  // namespace weir::test
+
+namespace weir::test {
+
+// Review finding M1: a late idle notice from a retired query actor must not stop the newer
+// actor of the same key. Churn one key (subscribe, unsubscribe, drop the socket) and check that
+// a fresh subscriber always keeps receiving changes.
+TEST(NodeEdges, QueryKeyChurnNeverStrandsANewSubscriber) {
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  for (int round = 0; round < 15; ++round) {
+    {
+      ws_client old{port};
+      old.expect_connected();
+      old.subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "delta");
+      old.read_json();
+      old.unsubscribe("q", 1);
+    }  // socket dropped right after the unsubscribe: an unsubscribe and a down both reach Q
+    ws_client fresh{port};
+    fresh.expect_connected();
+    fresh.subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "delta");
+    fresh.read_json();
+    put_record(port, "t", "o1", "items", "r" + std::to_string(round), R"({"n":2})");
+    auto delta = fresh.read_json(3s);
+    ASSERT_TRUE(delta.contains("payload")) << "round " << round << ": no delta";
+    auto& added = delta["payload"].as_object()["changeSet"].as_object()["added"].as_array();
+    ASSERT_EQ(added.size(), 1u) << "round " << round;
+  }
+}
+
+TEST(NodeEdges, StopClosesHubClientsWithGoingAway) {
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  ws_client a{port};
+  a.expect_connected();
+  a.subscribe("q", "T.Items.All", {{"obj", "o1"}});
+  a.read_json();
+  ws_client b{port};
+  b.expect_connected();
+  // The clients wait for their close on a helper thread; the node is stopped from the thread
+  // that started it, as `weir serve` does (CAF 0.17's actor system must be torn down there).
+  std::thread readers{[&] {
+    EXPECT_FALSE(a.read(5s).has_value());
+    EXPECT_FALSE(b.read(5s).has_value());
+  }};
+  auto started = std::chrono::steady_clock::now();
+  node->stop();
+  readers.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  ASSERT_TRUE(a.close_status().has_value());
+  EXPECT_EQ(a.close_status()->first, 1001);
+  EXPECT_EQ(a.close_status()->second, "Server shutting down");
+  ASSERT_TRUE(b.close_status().has_value());
+  EXPECT_EQ(b.close_status()->first, 1001);
+}
+
+}  // namespace weir::test
