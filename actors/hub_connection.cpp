@@ -92,27 +92,31 @@ void fail(conn_ptr self, const std::string& query_id, std::optional<std::uint64_
   st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
 }
 
-void on_subscribe(conn_ptr self, core::client_frame& f) {
+/// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both) and
+/// returns the status an SSE control POST answers with (arc-hub §8): 200 accepted, duplicate,
+/// stale, or unknown/invalid query (with an Error frame); 503 over a subscription limit (with
+/// an Error frame). The WebSocket hub ignores the status.
+unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
   if (st.revs->on_subscribe(f.query_id, f.revision, now) == core::subscribe_outcome::ignore) {
-    return;  // duplicate or stale: no frame (§4)
+    return 200;  // duplicate or stale: no frame (§4)
   }
   st.drop(f.query_id);  // a replacement starts from a fresh baseline
   const auto& hub = st.rt->opts.hub;
   if (st.subs.size() >= hub.max_subscriptions_per_connection) {
     fail(self, f.query_id, f.revision, core::hub_error_text::connection_limit);
-    return;
+    return 503;
   }
   if (!st.rt->subscriptions.try_acquire(st.sub_caller)) {
     fail(self, f.query_id, f.revision, core::hub_error_text::subscription_limit);
-    return;
+    return 503;
   }
   const auto* def = st.rt->catalog.by_name(f.request.query_name);
   if (!def) {
     st.rt->subscriptions.release(st.sub_caller);
     fail(self, f.query_id, f.revision, core::hub_error_text::unknown_query);
-    return;
+    return 200;
   }
   auto bound =
       core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
@@ -120,7 +124,7 @@ void on_subscribe(conn_ptr self, core::client_frame& f) {
   if (!bound) {
     st.rt->subscriptions.release(st.sub_caller);
     fail(self, f.query_id, f.revision, core::hub_error_text::invalid_query);
-    return;
+    return 200;
   }
   auto token = st.rt->next_token();
   auto head = std::make_shared<const std::string>(
@@ -133,6 +137,17 @@ void on_subscribe(conn_ptr self, core::client_frame& f) {
       unit, subscribe_msg{std::move(query),
                           subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode,
                                      st.sink, std::move(head), std::move(live)}});
+  return 200;
+}
+
+/// Applies an Unsubscribe (§4); an SSE control POST answers 200 whatever happened (§8).
+unsigned on_unsubscribe(conn_ptr self, const core::client_frame& f) {
+  auto& st = self->state;
+  if (st.revs->on_unsubscribe(f.query_id, f.revision, std::chrono::steady_clock::now()) ==
+      core::unsubscribe_outcome::cancel) {
+    st.drop(f.query_id);
+  }
+  return 200;
 }
 
 void on_inbound(conn_ptr self, inbound_msg& m) {
@@ -150,10 +165,7 @@ void on_inbound(conn_ptr self, inbound_msg& m) {
       on_subscribe(self, f);
       break;
     case core::client_frame_type::unsubscribe:
-      if (st.revs->on_unsubscribe(f.query_id, f.revision, std::chrono::steady_clock::now()) ==
-          core::unsubscribe_outcome::cancel) {
-        st.drop(f.query_id);
-      }
+      on_unsubscribe(self, f);
       break;
     case core::client_frame_type::ping:
       if (f.timestamp) {
@@ -179,6 +191,12 @@ caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<fram
   st.revs.emplace(ro);
   return {
       [self](inbound_msg& m) { on_inbound(self, m); },
+      [self](control_msg& m) {
+        auto status = m.frame.type == core::client_frame_type::subscribe
+                          ? on_subscribe(self, m.frame)
+                          : on_unsubscribe(self, m.frame);
+        m.done(status);
+      },
   };
 }
 
@@ -197,6 +215,7 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   c->rt_ = &rt;
   c->id_ = random_uuid();
   c->caller_ = std::move(caller);
+  c->info_ = info;
   c->shared_ = std::make_shared<shared_state>();
   auto sub_caller = caller_key(info.tenant, "anonymous-connection", c->id_);
   auto a =
@@ -232,6 +251,18 @@ bool hub_connection::deliver(std::string text) {
     caf::anon_send(a, inbound_msg{std::move(text)});
   }
   return true;
+}
+
+void hub_connection::control(core::client_frame frame, std::function<void(unsigned)> done) {
+  if (rt_->internals().stopped.load()) {
+    done(503);
+    return;
+  }
+  if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
+    caf::anon_send(a, control_msg{std::move(frame), std::move(done)});
+  } else {
+    done(404);  // the connection ended between lookup and now: as if unknown (§8)
+  }
 }
 
 std::string hub_connection::connected_frame() const {

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "actors/frame_sink.hpp"
+#include "core/hub_codec.hpp"
 
 namespace weir::actors {
 
@@ -35,6 +37,14 @@ class hub_connection {
   /// (the caller closes with 1013 "Inbound queue full").
   bool deliver(std::string text);
 
+  /// Applies an SSE control POST's Subscribe or Unsubscribe through the same state machine as
+  /// WebSocket frames. `done` receives the HTTP status of arc-hub §8 (200, 503; 404 when the
+  /// connection ended meanwhile), on an actor thread.
+  void control(core::client_frame frame, std::function<void(unsigned)> done);
+
+  /// Remote address and tenant the connection was opened with (for the SSE ownership check).
+  const connection_info& info() const { return info_; }
+
   /// The crypto-random connection id (the Connected payload).
   const std::string& id() const { return id_; }
 
@@ -51,6 +61,7 @@ class hub_connection {
   std::string caller_;
   std::shared_ptr<shared_state> shared_;
   std::uint64_t registry_id_ = 0;
+  connection_info info_;
   struct actor_handle;
   std::unique_ptr<actor_handle> actor_;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 
 #include "actors/frame_sink.hpp"
 #include "actors/write_command.hpp"
+#include "core/hub_codec.hpp"
 #include "core/query_definition.hpp"
 #include "core/record.hpp"
 #include "core/transfer_mode.hpp"
@@ -78,6 +80,13 @@ struct inbound_msg {
   std::string text;
 };
 
+/// SSE control POST → connection actor: a Subscribe or Unsubscribe, answered with the HTTP
+/// status of arc-hub §8 (the frames it causes go on the stream).
+struct control_msg {
+  core::client_frame frame;
+  std::function<void(unsigned)> done;
+};
+
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using idle_atom = caf::atom_constant<caf::atom("idle")>;
@@ -91,3 +100,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::changes_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::control_msg)

@@ -71,6 +71,8 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.port = p->cfg.http_port;
   ho.io_threads = p->cfg.io_threads;
   ho.max_body_bytes = p->cfg.max_body_bytes;
+  ho.allowed_origins = p->cfg.hub.allowed_origins;
+  ho.allow_null_origin = p->cfg.hub.allow_null_origin;
   p->http = std::make_unique<gateway::http_server>(ho, *p->rt);
   if (auto r = p->http->start(); !r) {
     return std::move(r).error();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -19,6 +20,9 @@ struct http_options {
   std::uint16_t port = 8080;  ///< 0 picks a free port (see port())
   int io_threads = 1;
   std::size_t max_body_bytes = 1 << 20;
+  /// Browser origins trusted besides the request's own (arc-hub §8; `query.allowedOrigins`).
+  std::vector<std::string> allowed_origins;
+  bool allow_null_origin = false;  ///< `Origin: null` (sandboxed pages, file://) trusted
 };
 
 class http_server {

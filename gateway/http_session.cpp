@@ -1,11 +1,18 @@
-// HTTP routing of a Weir node: /v1/spaces/... writes, /livez, and the WebSocket hub upgrade.
+// HTTP routing of a Weir node: /v1/spaces/... writes, /livez, the WebSocket hub upgrade, the
+// SSE hub stream and its control POSTs (arc-hub §1, §8).
 #include "gateway/http_session.hpp"
 
 #include <boost/json/serialize.hpp>
 
+#include "actors/hub_connection.hpp"
+#include "actors/random_ids.hpp"
 #include "actors/runtime.hpp"
+#include "core/correlation_id.hpp"
+#include "core/origin.hpp"
+#include "core/sse_control.hpp"
 #include "core/url.hpp"
 #include "gateway/http_errors.hpp"
+#include "gateway/sse_hub_session.hpp"
 #include "gateway/write_api.hpp"
 #include "gateway/ws_hub_session.hpp"
 
@@ -13,10 +20,28 @@ namespace weir::gateway {
 
 namespace {
 constexpr std::string_view ws_hub_path = "/.cratis/queries/ws";
+constexpr std::string_view sse_hub_path = "/.cratis/queries/sse";
+constexpr std::string_view sse_control_prefix = "/.cratis/queries/sse/";
+constexpr std::string_view sse_subscribe_path = "/.cratis/queries/sse/subscribe";
+constexpr std::string_view sse_unsubscribe_path = "/.cratis/queries/sse/unsubscribe";
+
+std::optional<std::string_view> header(const http::request<http::string_body>& req, http::field f) {
+  auto it = req.find(f);
+  if (it == req.end()) {
+    return std::nullopt;
+  }
+  return std::string_view{it->value()};
 }
+}  // namespace
 
 http_session::http_session(tcp::socket&& socket, server_context& ctx)
-    : stream_(std::move(socket)), ctx_(ctx) {}
+    : stream_(std::move(socket)), ctx_(ctx) {
+  beast::error_code ec;
+  auto ep = stream_.socket().remote_endpoint(ec);
+  if (!ec) {
+    remote_ = ep.address().to_string();
+  }
+}
 
 void http_session::run() {
   asio::dispatch(stream_.get_executor(),
@@ -40,6 +65,11 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec == http::error::body_limit) {
     version_ = parser_->get().version();
+    correlation_ = actors::fast_uuid();
+    if (std::string_view{parser_->get().target()}.starts_with(sse_control_prefix)) {
+      respond_empty(413, true);  // control POSTs answer with empty bodies (§8)
+      return;
+    }
     respond(413,
             error_body(core::make_error("request.too_large",
                                         "the body is larger than the configured limit of " +
@@ -58,7 +88,17 @@ void http_session::handle(http::request<http::string_body>&& req) {
   head_ = false;
   version_ = req.version();
   keep_alive_ = req.keep_alive();
+  // Every answer carries X-Correlation-ID: the caller's when it is a valid UUID, else a new one.
+  std::optional<std::string_view> inbound;
+  if (auto it = req.find("X-Correlation-ID"); it != req.end()) {
+    inbound = it->value();
+  }
+  correlation_ = core::correlation_id_for(inbound, actors::fast_uuid());
   auto [path, query] = core::split_target(req.target());
+  if (path == sse_hub_path || path.starts_with(sse_control_prefix)) {
+    handle_sse(req, path);
+    return;
+  }
   if (websocket::is_upgrade(req)) {
     if (path == ws_hub_path) {
       stream_.expires_never();
@@ -132,6 +172,114 @@ void http_session::handle(http::request<http::string_body>&& req) {
   });
 }
 
+bool http_session::origin_ok(const http::request<http::string_body>& req) const {
+  core::origin_policy policy{ctx_.opts.allowed_origins, ctx_.opts.allow_null_origin};
+  auto host = header(req, http::field::host).value_or(std::string_view{});
+  // Same-origin is the request's own scheme and Host, never forwarded headers (§8).
+  return core::origin_allowed("http", host, header(req, http::field::origin), policy);
+}
+
+void http_session::handle_sse(http::request<http::string_body>& req, std::string_view path) {
+  head_ = req.method() == http::verb::head;
+  if (path == sse_hub_path) {
+    if (head_) {
+      respond_probe();
+    } else if (req.method() != http::verb::get) {
+      respond_empty(405, false, "GET");
+    } else if (!origin_ok(req)) {
+      respond_empty(403);
+    } else if (ctx_.draining) {
+      respond_empty(503, false, {}, "1");
+    } else {
+      // The stream takes the connection over; this session ends here.
+      std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, correlation_, version_)
+          ->run();
+    }
+    return;
+  }
+  bool subscribe = path == sse_subscribe_path;
+  if (!subscribe && path != sse_unsubscribe_path) {
+    respond_empty(404);
+    return;
+  }
+  if (req.method() != http::verb::post) {
+    respond_empty(405, false, "POST");
+    return;
+  }
+  // Seed 001 (which wins over the spec's 404 here): "SSE controls … reject an untrusted browser
+  // Origin with 403". Checked first, so a cross-origin page learns nothing else.
+  if (!origin_ok(req)) {
+    respond_empty(403);
+    return;
+  }
+  if (ctx_.draining) {
+    respond_empty(503, false, {}, "1");
+    return;
+  }
+  // arc-hub §8, in order: 415, 413, 400, 404, late 400, then the state machine's answer.
+  if (!core::sse_control_content_type_ok(header(req, http::field::content_type))) {
+    respond_empty(415);
+    return;
+  }
+  const auto& hub = ctx_.rt.hub();
+  if (req.body().size() >
+      core::sse_control_body_limit(ctx_.opts.max_body_bytes, hub.max_inbound_frame_bytes)) {
+    respond_empty(413);
+    return;
+  }
+  auto parsed = core::parse_sse_control(
+      subscribe ? core::sse_control_kind::subscribe : core::sse_control_kind::unsubscribe,
+      req.body());
+  if (!parsed) {
+    respond_empty(400);
+    return;
+  }
+  auto& control = parsed->control;
+  auto session = ctx_.find_sse(control.connection_id);
+  // Unknown, closed, or not this caller's: the same 404, so a probe learns nothing (seed 001).
+  // Anonymous connections belong to the peer address that opened them; tenants must match.
+  if (!session || !session->connection() || session->remote_address() != remote_ ||
+      !session->connection()->info().tenant.empty()) {
+    respond_empty(404);
+    return;
+  }
+  if (parsed->late_error_status) {
+    respond_empty(*parsed->late_error_status);
+    return;
+  }
+  core::client_frame frame;
+  frame.type =
+      subscribe ? core::client_frame_type::subscribe : core::client_frame_type::unsubscribe;
+  frame.query_id = std::move(control.query_id);
+  frame.revision = control.revision;
+  frame.request = std::move(control.request);
+  auto self = shared_from_this();
+  session->connection()->control(std::move(frame), [self](unsigned status) {
+    asio::post(self->stream_.get_executor(), [self, status] { self->respond_empty(status); });
+  });
+}
+
+void http_session::respond_empty(unsigned status, bool close, std::string_view allow,
+                                 std::string_view retry_after) {
+  res_ = {};
+  res_.version(version_);
+  res_.result(status);
+  res_.set(http::field::server, "weir");
+  res_.set("X-Correlation-ID", correlation_);
+  if (!allow.empty()) {
+    res_.set(http::field::allow, allow);
+  }
+  if (!retry_after.empty()) {
+    res_.set(http::field::retry_after, retry_after);
+  }
+  res_.keep_alive(keep_alive_ && !close);
+  res_.content_length(0);
+  stream_.expires_after(std::chrono::seconds(30));
+  http::async_write(
+      stream_, res_,
+      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+}
+
 void http_session::respond_probe() {
   res_ = {};
   res_.version(version_);
@@ -139,7 +287,9 @@ void http_session::respond_probe() {
   res_.set(http::field::server, "weir");
   res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
   res_.set(http::field::cache_control, "no-cache");
+  res_.set(http::field::connection, "keep-alive");
   res_.set("X-Accel-Buffering", "no");
+  res_.set("X-Correlation-ID", correlation_);
   res_.keep_alive(keep_alive_);
   stream_.expires_after(std::chrono::seconds(30));
   http::async_write(
@@ -155,6 +305,7 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   res_.set(http::field::server, "weir");
   res_.set(http::field::content_type, "application/json");
   res_.set(http::field::cache_control, "no-store");
+  res_.set("X-Correlation-ID", correlation_);
   if (!allow.empty()) {
     res_.set(http::field::allow, allow);
   }

@@ -22,6 +22,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void respond(unsigned status, std::string body, bool close = false, std::string_view allow = {},
                std::string_view upgrade = {});
   void respond_probe();
+  void respond_empty(unsigned status, bool close = false, std::string_view allow = {},
+                     std::string_view retry_after = {});
+  void handle_sse(http::request<http::string_body>& req, std::string_view path);
+  bool origin_ok(const http::request<http::string_body>& req) const;
   void on_write(bool close, beast::error_code ec, std::size_t n);
 
   beast::tcp_stream stream_;
@@ -31,6 +35,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
   bool head_ = false;
+  std::string remote_;       // peer address: the owner of anonymous SSE connections
+  std::string correlation_;  // X-Correlation-ID of the answer being built
   unsigned version_ = 11;
 };
 

@@ -7,11 +7,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "gateway/http_server.hpp"
 
 namespace weir::gateway {
+
+class sse_hub_session;
 
 class closable {
  public:
@@ -42,6 +45,28 @@ struct server_context {
     std::lock_guard lock{sessions_mu};
     return sessions.size();
   }
+
+  // SSE hub connections by connection id, for the control POSTs (arc-hub §8 step 4).
+  void add_sse(const std::string& id, const std::shared_ptr<sse_hub_session>& s) {
+    std::lock_guard lock{sse_mu};
+    sse[id] = s;
+  }
+  void remove_sse(const std::string& id, sse_hub_session* s) {
+    std::lock_guard lock{sse_mu};
+    auto it = sse.find(id);
+    if (it != sse.end() && (it->second.expired() || it->second.lock().get() == s)) {
+      sse.erase(it);
+    }
+  }
+  std::shared_ptr<sse_hub_session> find_sse(const std::string& id) {
+    std::lock_guard lock{sse_mu};
+    auto it = sse.find(id);
+    return it == sse.end() ? nullptr : it->second.lock();
+  }
+
+ private:
+  std::mutex sse_mu;
+  std::unordered_map<std::string, std::weak_ptr<sse_hub_session>> sse;
 };
 
 }  // namespace weir::gateway

@@ -351,7 +351,7 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
        "maxObservableSubscriptionsPerCaller", "maxObservableInboundFrames",
        "maxObservableOutboundFrames", "maxObservableInboundFrameBytes",
        "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes", "maxObservableTombstones",
-       "tombstoneRetentionMs", "observableShutdownTimeoutMs"});
+       "tombstoneRetentionMs", "observableShutdownTimeoutMs", "allowedOrigins", "allowNullOrigin"});
   if (!s) {
     return std::move(s).error();
   }
@@ -385,6 +385,26 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   WEIR_TRY(assign(*s, "maxObservableTombstones", 1, 100000, hub.max_tombstones));
   WEIR_TRY(assign(*s, "tombstoneRetentionMs", 1, 86400000, hub.tombstone_retention_ms));
   WEIR_TRY(assign(*s, "observableShutdownTimeoutMs", 0, 600000, hub.shutdown_timeout_ms));
+  // Browser origins trusted besides the request's own (arc-hub §8): exact origins such as
+  // "https://app.example.com", without paths.
+  if (const auto* v = s->get("allowedOrigins")) {
+    if (!v->is_array()) {
+      return config_error(file, s->path("allowedOrigins"), "must be a list of origins");
+    }
+    for (const auto& o : v->get_array()) {
+      if (!o.is_string() || o.get_string().empty()) {
+        return config_error(file, s->path("allowedOrigins"),
+                            "must hold origins like \"https://app.example.com\"");
+      }
+      hub.allowed_origins.emplace_back(o.get_string());
+    }
+  }
+  if (const auto* v = s->get("allowNullOrigin")) {
+    if (!v->is_bool()) {
+      return config_error(file, s->path("allowNullOrigin"), "must be true or false");
+    }
+    hub.allow_null_origin = v->get_bool();
+  }
   return {};
 }
 

@@ -1,0 +1,307 @@
+// The SSE hub session: arc-hub §1 headers, §7 framing (`data: <json>\n\n` only: no event
+// names, ids or comments), §6 keep-alive as JSON Ping data frames, §9 bounds (over the outbound
+// bounds the stream is closed), and the connection registry that control POSTs use.
+#include "gateway/sse_hub_session.hpp"
+
+#include "actors/runtime.hpp"
+#include "core/hub_codec.hpp"
+
+namespace weir::gateway {
+namespace {
+
+constexpr std::string_view data_prefix = "data: ";
+constexpr std::string_view event_end = "\n\n";
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,
+                                 std::string remote, std::string correlation_id,
+                                 unsigned http_version)
+    : stream_(std::move(stream)),
+      ctx_(ctx),
+      remote_(std::move(remote)),
+      correlation_id_(std::move(correlation_id)),
+      version_(http_version),
+      keep_alive_(stream_.get_executor()) {}
+
+sse_hub_session::~sse_hub_session() {
+  if (conn_) {
+    ctx_.remove_sse(conn_->id(), this);
+  }
+  ctx_.remove(this);
+}
+
+void sse_hub_session::run() {
+  actors::connection_info info;
+  info.remote_address = remote_;
+  info.protocol = "SSE";
+  conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
+  if (!conn_) {
+    refuse_over_budget();
+    return;
+  }
+  ctx_.add(shared_from_this());
+  ctx_.add_sse(conn_->id(), shared_from_this());
+  stream_.expires_never();
+  res_.version(version_);
+  res_.result(http::status::ok);
+  res_.set(http::field::server, "weir");
+  res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
+  res_.set(http::field::cache_control, "no-cache");
+  res_.set(http::field::connection, "keep-alive");
+  res_.set("X-Accel-Buffering", "no");
+  res_.set("X-Correlation-ID", correlation_id_);
+  res_.chunked(true);
+  serializer_.emplace(res_);
+  writing_ = true;
+  http::async_write_header(
+      stream_, *serializer_,
+      beast::bind_front_handler(&sse_hub_session::on_header, shared_from_this()));
+  // Connected is the first event on the stream (§2.1).
+  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
+  do_read();
+}
+
+void sse_hub_session::refuse_over_budget() {
+  // §9: over the hub connection budget the stream GET answers 503, Retry-After: 1, no body.
+  auto res = std::make_shared<http::response<http::empty_body>>(http::status::service_unavailable,
+                                                                version_);
+  res->set(http::field::server, "weir");
+  res->set(http::field::retry_after, "1");
+  res->set("X-Correlation-ID", correlation_id_);
+  res->keep_alive(false);
+  res->prepare_payload();
+  stream_.expires_after(std::chrono::seconds(10));
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+                    });
+}
+
+void sse_hub_session::on_header(beast::error_code ec, std::size_t) {
+  writing_ = false;
+  if (ec) {
+    closed_ = true;
+    return;
+  }
+  header_done_ = true;
+  if (closing_) {
+    finish();
+    return;
+  }
+  arm_keep_alive();
+  do_write();
+}
+
+void sse_hub_session::do_read() {
+  // Nothing is expected from the client; the pending read notices when it goes away and keeps
+  // this session alive meanwhile.
+  stream_.async_read_some(asio::buffer(read_buf_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (ec) {
+                              self->closed_ = true;
+                              self->keep_alive_.cancel();
+                              {
+                                std::lock_guard lock{self->inbox_mu_};
+                                self->inbox_closed_ = true;
+                                self->inbox_.clear();
+                                self->inbox_bytes_ = 0;
+                              }
+                              if (!self->writing_) {
+                                self->queue_.clear();
+                                self->queued_bytes_ = 0;
+                              }
+                              return;
+                            }
+                            self->do_read();
+                          });
+}
+
+void sse_hub_session::send(actors::outbound_frame frame) {
+  bool schedule = false;
+  bool overflow = false;
+  const auto& hub = ctx_.rt.hub();
+  {
+    std::lock_guard lock{inbox_mu_};
+    if (inbox_closed_) {
+      return;
+    }
+    auto size = frame.size();
+    if (inbox_.size() >= hub.max_outbound_frames ||
+        inbox_bytes_ + size > hub.max_outbound_queue_bytes) {
+      inbox_closed_ = true;
+      inbox_.clear();
+      inbox_bytes_ = 0;
+      overflow = true;
+    } else {
+      inbox_bytes_ += size;
+      inbox_.push_back(std::move(frame));
+      schedule = !drain_scheduled_;
+      drain_scheduled_ = true;
+    }
+  }
+  if (overflow) {
+    close(1013, "Outbound queue full");
+  } else if (schedule) {
+    asio::post(stream_.get_executor(),
+               beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
+  }
+}
+
+void sse_hub_session::drain_inbox() {
+  std::vector<actors::outbound_frame> batch;
+  {
+    std::lock_guard lock{inbox_mu_};
+    batch.swap(inbox_);
+    inbox_bytes_ = 0;
+    drain_scheduled_ = false;
+  }
+  for (auto& f : batch) {
+    if (closing_ || closed_) {
+      return;
+    }
+    enqueue(std::move(f));
+  }
+}
+
+void sse_hub_session::enqueue(actors::outbound_frame f) {
+  if (closing_ || closed_ || !f.is_live()) {
+    return;
+  }
+  const auto& hub = ctx_.rt.hub();
+  auto size = f.size();
+  if (size > hub.max_outbound_frame_bytes || queue_.size() >= hub.max_outbound_frames ||
+      queued_bytes_ + size > hub.max_outbound_queue_bytes) {
+    // §9: on SSE the stream is closed; the client reconnects to a fresh baseline.
+    close(1013, "Outbound queue full");
+    return;
+  }
+  queued_bytes_ += size;
+  queue_.push_back(std::move(f));
+  if (!writing_ && header_done_) {
+    do_write();
+  }
+}
+
+void sse_hub_session::do_write() {
+  while (!queue_.empty() && !queue_.front().is_live()) {
+    queued_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+  }
+  if (queue_.empty()) {
+    return;
+  }
+  auto& f = queue_.front();
+  chunk_buffers bufs{asio::buffer(data_prefix.data(), data_prefix.size()),
+                     f.head ? asio::buffer(*f.head) : asio::const_buffer{},
+                     f.body ? asio::buffer(*f.body) : asio::const_buffer{},
+                     asio::buffer(f.tail.data(), f.tail.size()),
+                     asio::buffer(event_end.data(), event_end.size())};
+  chunk_.emplace(http::make_chunk(bufs));
+  writing_ = true;
+  asio::async_write(stream_, *chunk_,
+                    beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
+}
+
+void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
+  writing_ = false;
+  chunk_.reset();
+  if (ec) {
+    closed_ = true;
+    keep_alive_.cancel();
+    stream_.socket().close(ec);
+    return;
+  }
+  queued_bytes_ -= queue_.front().size();
+  queue_.pop_front();
+  if (closed_) {
+    queue_.clear();
+    queued_bytes_ = 0;
+    return;
+  }
+  if (closing_) {
+    finish();
+    return;
+  }
+  arm_keep_alive();
+  do_write();
+}
+
+void sse_hub_session::close(std::uint16_t, std::string) {
+  // SSE has no close code: the stream just ends (§9, §13); the reason is for the WebSocket
+  // sibling of this interface.
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->closing_ || self->closed_) {
+      return;
+    }
+    self->closing_ = true;
+    {
+      std::lock_guard lock{self->inbox_mu_};
+      self->inbox_closed_ = true;
+      self->inbox_.clear();
+      self->inbox_bytes_ = 0;
+    }
+    self->keep_alive_.cancel();
+    while (self->queue_.size() > (self->writing_ ? 1u : 0u)) {
+      self->queued_bytes_ -= self->queue_.back().size();
+      self->queue_.pop_back();
+    }
+    if (!self->writing_ && self->header_done_) {
+      self->finish();
+    }
+  });
+}
+
+void sse_hub_session::finish() {
+  // The last chunk ends the response; then the connection goes.
+  writing_ = true;
+  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
+  asio::async_write(stream_, *last,
+                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      self->closed_ = true;
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+                      self->stream_.socket().close(ec);
+                    });
+}
+
+void sse_hub_session::arm_keep_alive() {
+  last_write_ = std::chrono::steady_clock::now();
+  auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
+  if (interval.count() > 0 && !keep_alive_armed_) {
+    schedule_keep_alive(last_write_ + interval);
+  }
+}
+
+void sse_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point when) {
+  // As on the WebSocket hub: one timer, checked against the last write, never reset per frame.
+  keep_alive_armed_ = true;
+  keep_alive_.expires_at(when);
+  keep_alive_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    self->keep_alive_armed_ = false;
+    if (ec || self->closing_ || self->closed_) {
+      return;
+    }
+    auto interval = std::chrono::milliseconds{self->ctx_.rt.hub().keep_alive_interval_ms};
+    auto now = std::chrono::steady_clock::now();
+    if (self->writing_) {
+      self->schedule_keep_alive(now + interval);
+      return;
+    }
+    auto due = self->last_write_ + interval;
+    if (now < due) {
+      self->schedule_keep_alive(due);
+      return;
+    }
+    // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
+    self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+  });
+}
+
+}  // namespace weir::gateway

@@ -1,0 +1,85 @@
+// weir::gateway::sse_hub_session — one client on the Arc SSE hub (GET /.cratis/queries/sse):
+// the chunked event stream, its bounded outbound queue and keep-alive Pings. The protocol runs
+// in the same connection actor as the WebSocket hub's (actors::hub_connection); subscriptions
+// arrive as control POSTs, routed here by connection id. Internal to gateway/.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/frame_sink.hpp"
+#include "actors/hub_connection.hpp"
+#include "gateway/beast.hpp"
+#include "gateway/server_context.hpp"
+
+namespace weir::gateway {
+
+class sse_hub_session : public actors::frame_sink,
+                        public closable,
+                        public std::enable_shared_from_this<sse_hub_session> {
+ public:
+  sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
+                  std::string correlation_id, unsigned http_version);
+  ~sse_hub_session() override;
+
+  /// Admits the connection (budget), writes the stream headers and Connected.
+  void run();
+
+  // frame_sink (any thread)
+  void send(actors::outbound_frame frame) override;
+  void close(std::uint16_t code, std::string reason) override;
+  // closable
+  void shut_down() override { close(1001, "Server shutting down"); }
+
+  /// The protocol side; null until admitted.
+  actors::hub_connection* connection() { return conn_.get(); }
+  const std::string& remote_address() const { return remote_; }
+
+ private:
+  void refuse_over_budget();
+  void on_header(beast::error_code ec, std::size_t n);
+  void do_read();
+  void drain_inbox();
+  void enqueue(actors::outbound_frame f);
+  void do_write();
+  void on_write(beast::error_code ec, std::size_t n);
+  void finish();
+  void arm_keep_alive();
+  void schedule_keep_alive(std::chrono::steady_clock::time_point when);
+
+  beast::tcp_stream stream_;
+  server_context& ctx_;
+  std::string remote_;
+  std::string correlation_id_;
+  unsigned version_;
+  std::unique_ptr<actors::hub_connection> conn_;
+  http::response<http::empty_body> res_;
+  std::optional<http::response_serializer<http::empty_body>> serializer_;
+  std::array<char, 512> read_buf_{};
+
+  std::mutex inbox_mu_;
+  std::vector<actors::outbound_frame> inbox_;
+  std::size_t inbox_bytes_ = 0;
+  bool drain_scheduled_ = false;
+  bool inbox_closed_ = false;
+
+  std::deque<actors::outbound_frame> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool header_done_ = false;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  using chunk_buffers = std::array<asio::const_buffer, 5>;
+  std::optional<http::chunk_body<chunk_buffers>> chunk_;
+  asio::steady_timer keep_alive_;
+  bool keep_alive_armed_ = false;
+  std::chrono::steady_clock::time_point last_write_{};
+};
+
+}  // namespace weir::gateway
