@@ -48,6 +48,7 @@ struct subscriber {
   std::weak_ptr<frame_sink> sink;
   std::shared_ptr<const std::string> head;
   std::shared_ptr<const std::atomic<bool>> live;
+  std::string_view tail = "}";  ///< closes the envelope: the hub's "}", or the direct one's
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.

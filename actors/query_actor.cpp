@@ -27,12 +27,10 @@ using body_ptr = std::shared_ptr<const std::string>;
 
 using sub_entry = subscriber;
 
-constexpr std::string_view envelope_tail = core::query_result_suffix;
-
 /// Writes one result to a subscriber's sink: its envelope head, the shared body, the tail.
 void deliver(const sub_entry& s, const body_ptr& body) {
   if (auto sink = s.sink.lock()) {
-    sink->send(outbound_frame{s.head, body, envelope_tail, s.live});
+    sink->send(outbound_frame{s.head, body, s.tail, s.live});
   }
 }
 
@@ -429,7 +427,8 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         auto& st = self->state;
         ++st.seen;
         auto& sub = m.sub;
-        if (st.monitored[sub.conn.address()]++ == 0) {
+        // Direct subscriptions have no connection actor: their owner unsubscribes explicitly.
+        if (sub.conn && st.monitored[sub.conn.address()]++ == 0) {
           self->monitor(sub.conn);
         }
         st.index[sub.token] = st.subs.size();

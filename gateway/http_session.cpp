@@ -4,7 +4,9 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "actors/direct_query.hpp"
 #include "actors/hub_connection.hpp"
+#include "actors/query_catalog.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime.hpp"
 #include "core/correlation_id.hpp"
@@ -12,6 +14,7 @@
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
 #include "gateway/http_errors.hpp"
+#include "gateway/query_routes.hpp"
 #include "gateway/sse_hub_session.hpp"
 #include "gateway/write_api.hpp"
 #include "gateway/ws_hub_session.hpp"
@@ -35,7 +38,7 @@ std::optional<std::string_view> header(const http::request<http::string_body>& r
 }  // namespace
 
 http_session::http_session(tcp::socket&& socket, server_context& ctx)
-    : stream_(std::move(socket)), ctx_(ctx) {
+    : stream_(std::move(socket)), ctx_(ctx), snapshot_timer_(stream_.get_executor()) {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   if (!ec) {
@@ -132,6 +135,15 @@ void http_session::handle(http::request<http::string_body>&& req) {
     }
     return;
   }
+  bool read = req.method() == http::verb::get || head_;
+  if (read && path == "/.cratis/queries") {
+    respond(200, introspection_json(ctx_.rt.catalog()));
+    return;
+  }
+  if (const auto* def = ctx_.rt.catalog().by_route(path); def && read) {
+    handle_snapshot(*def, query);
+    return;
+  }
   auto route = match_write_route(std::string_view{req.method_string()}, path);
   if (!route) {
     const auto& e = route.error();
@@ -170,6 +182,88 @@ void http_session::handle(http::request<http::string_body>&& req) {
       }
     });
   });
+}
+
+/// Receives the first emission of a snapshot request's direct query and hands it to the
+/// session's strand.
+class http_session::snapshot_sink : public actors::frame_sink {
+ public:
+  explicit snapshot_sink(std::weak_ptr<http_session> session) : session_(std::move(session)) {}
+  void send(actors::outbound_frame f) override {
+    if (auto s = session_.lock()) {
+      asio::post(s->stream_.get_executor(), [s, f = std::move(f)] { s->on_snapshot(f); });
+    }
+  }
+  void close(std::uint16_t, std::string) override {}
+
+ private:
+  std::weak_ptr<http_session> session_;
+};
+
+void http_session::handle_snapshot(const core::query_definition& def, std::string_view query) {
+  // arc-hub §1 "HTTP snapshot": the query's current result, 200; 202 isReady:false when no value
+  // comes in time; with waitForFirstResult, 408 when none comes within its timeout.
+  auto parsed = parse_route_request(query);
+  if (!parsed) {
+    respond(400, invalid_result(correlation_, parsed.error()));
+    return;
+  }
+  parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+  snapshot_sink_ = std::make_shared<snapshot_sink>(weak_from_this());
+  auto q = actors::direct_query::open(ctx_.rt, def, std::move(parsed->direct), snapshot_sink_,
+                                      "{\"correlationId\":\"" + correlation_ + "\"", "");
+  if (!q) {
+    const auto& e = q.error();
+    snapshot_sink_.reset();
+    if (e.code == "query.invalid_arguments") {
+      respond(400, invalid_result(correlation_, e));
+    } else {
+      respond(503, failed_result(correlation_, e.message));
+    }
+    return;
+  }
+  direct_ = std::move(q.value());
+  snapshot_waiting_ = true;
+  snapshot_wait_for_first_ = parsed->wait_for_first_result;
+  auto wait = std::chrono::milliseconds{2000};
+  if (parsed->wait_for_first_result) {
+    wait = std::chrono::milliseconds{
+        static_cast<std::int64_t>(parsed->wait_timeout_s.value_or(30) * 1000)};
+  }
+  snapshot_timer_.expires_after(wait);
+  snapshot_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->snapshot_waiting_) {
+      return;
+    }
+    self->snapshot_waiting_ = false;
+    self->direct_.reset();
+    self->snapshot_sink_.reset();
+    if (self->snapshot_wait_for_first_) {
+      self->respond(408, not_ready_result(self->correlation_));
+    } else {
+      self->respond(202, not_ready_result(self->correlation_));
+    }
+  });
+}
+
+void http_session::on_snapshot(const actors::outbound_frame& f) {
+  if (!snapshot_waiting_) {
+    return;
+  }
+  snapshot_waiting_ = false;
+  snapshot_timer_.cancel();
+  std::string body;
+  body.reserve(f.size());
+  if (f.head) {
+    body.append(*f.head);
+  }
+  if (f.body) {
+    body.append(*f.body);
+  }
+  body.append(f.tail);
+  direct_.reset();  // one emission is all a snapshot needs
+  snapshot_sink_.reset();
+  respond(200, std::move(body));
 }
 
 bool http_session::origin_ok(const http::request<http::string_body>& req) const {

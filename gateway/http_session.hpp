@@ -5,6 +5,9 @@
 #include <memory>
 #include <optional>
 
+#include "actors/direct_query.hpp"
+#include "actors/frame_sink.hpp"
+#include "core/query_definition.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/server_context.hpp"
 
@@ -26,6 +29,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
                      std::string_view retry_after = {});
   void handle_sse(http::request<http::string_body>& req, std::string_view path);
   bool origin_ok(const http::request<http::string_body>& req) const;
+  void handle_snapshot(const core::query_definition& def, std::string_view query);
+  void on_snapshot(const actors::outbound_frame& f);
+  class snapshot_sink;
   void on_write(bool close, beast::error_code ec, std::size_t n);
 
   beast::tcp_stream stream_;
@@ -37,6 +43,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool head_ = false;
   std::string remote_;       // peer address: the owner of anonymous SSE connections
   std::string correlation_;  // X-Correlation-ID of the answer being built
+  // An HTTP snapshot in progress: its direct query, the sink that receives the first emission,
+  // and the deadline after which it answers 202 (or 408 with waitForFirstResult).
+  std::unique_ptr<actors::direct_query> direct_;
+  std::shared_ptr<actors::frame_sink> snapshot_sink_;
+  asio::steady_timer snapshot_timer_;
+  bool snapshot_waiting_ = false;
+  bool snapshot_wait_for_first_ = false;
   unsigned version_ = 11;
 };
 

@@ -1,0 +1,58 @@
+// weir::actors::direct_query — a subscription on one named query outside the hubs: the HTTP
+// snapshot and the direct per-query transports of arc-hub §10. Full snapshots only; each
+// emission is written to the sink as `head + body + tail`, so the caller decides the envelope
+// (bare QueryResult, or a {"type":"Data","data":…} frame). Counts against the subscription
+// budget like a hub subscription ("live subscriptions, direct or on a hub", seed 001).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "actors/frame_sink.hpp"
+#include "core/result.hpp"
+
+namespace weir::core {
+struct query_definition;
+}
+
+namespace weir::actors {
+
+class runtime;
+
+struct direct_request {
+  std::vector<std::pair<std::string, std::string>> arguments;
+  std::uint64_t page = 0;
+  std::uint64_t page_size = 0;
+  std::optional<std::string> sort_by;
+  bool descending = false;
+  std::string caller;  ///< budget key (see caller_key)
+};
+
+class direct_query {
+ public:
+  /// Opens the subscription. Errors: query.invalid_arguments (arguments that do not bind, as
+  /// core::bind_query says), subscription.limit (over a subscription budget).
+  static core::result<std::unique_ptr<direct_query>> open(runtime& rt,
+                                                          const core::query_definition& def,
+                                                          direct_request req,
+                                                          std::weak_ptr<frame_sink> sink,
+                                                          std::string head, std::string_view tail);
+  /// Cancels: nothing more is written (the liveness flag is cleared first), the query actor
+  /// drops it, the budget unit comes back.
+  ~direct_query();
+
+ private:
+  direct_query() = default;
+  runtime* rt_ = nullptr;
+  std::string caller_;
+  std::string space_, object_, key_;
+  std::uint64_t token_ = 0;
+  std::shared_ptr<std::atomic<bool>> live_;
+};
+
+}  // namespace weir::actors
