@@ -68,9 +68,19 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec == http::error::body_limit) {
     version_ = parser_->get().version();
-    correlation_ = actors::fast_uuid();
-    if (std::string_view{parser_->get().target()}.starts_with(sse_control_prefix)) {
-      respond_empty(413, true);  // control POSTs answer with empty bodies (§8)
+    std::optional<std::string_view> inbound;
+    if (auto it = parser_->get().find("X-Correlation-ID"); it != parser_->get().end()) {
+      inbound = it->value();
+    }
+    correlation_ = core::correlation_id_for(inbound, actors::fast_uuid());
+    if (auto path = core::split_target(parser_->get().target()).first;
+        path.starts_with(sse_control_prefix)) {
+      // The head is complete: the checks §8 and seed 001 put before the body still decide
+      // (404, 405, 403, 503, 415); only then 413. Control answers have empty bodies.
+      keep_alive_ = false;
+      if (!refuse_sse_control(parser_->get(), path)) {
+        respond_empty(413, true);
+      }
       return;
     }
     respond(413,
@@ -108,6 +118,19 @@ void http_session::handle(http::request<http::string_body>&& req) {
       std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_)->run(std::move(req));
       return;
     }
+    if (const auto* def = ctx_.rt.catalog().by_route(path)) {
+      auto parsed = parse_route_request(query);
+      if (!parsed) {
+        respond(400, invalid_result(correlation_, parsed.error()));
+        return;
+      }
+      parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+      stream_.expires_never();
+      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_,
+                                       direct_target{def, std::move(parsed->direct), correlation_})
+          ->run(std::move(req));
+      return;
+    }
     respond(404, error_body(core::make_error("route.not_found",
                                              "no WebSocket endpoint at " + std::string{path})));
     return;
@@ -141,6 +164,20 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   if (const auto* def = ctx_.rt.catalog().by_route(path); def && read) {
+    auto accept = header(req, http::field::accept).value_or(std::string_view{});
+    if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
+      // Direct SSE (§10): bare QueryResult events on this query's route.
+      auto parsed = parse_route_request(query);
+      if (!parsed) {
+        respond(400, invalid_result(correlation_, parsed.error()));
+        return;
+      }
+      parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+      std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, version_,
+                                        direct_target{def, std::move(parsed->direct), correlation_})
+          ->run();
+      return;
+    }
     handle_snapshot(*def, query);
     return;
   }
@@ -291,30 +328,10 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
     }
     return;
   }
+  if (refuse_sse_control(req, path)) {
+    return;
+  }
   bool subscribe = path == sse_subscribe_path;
-  if (!subscribe && path != sse_unsubscribe_path) {
-    respond_empty(404);
-    return;
-  }
-  if (req.method() != http::verb::post) {
-    respond_empty(405, false, "POST");
-    return;
-  }
-  // Seed 001 (which wins over the spec's 404 here): "SSE controls … reject an untrusted browser
-  // Origin with 403". Checked first, so a cross-origin page learns nothing else.
-  if (!origin_ok(req)) {
-    respond_empty(403);
-    return;
-  }
-  if (ctx_.draining) {
-    respond_empty(503, false, {}, "1");
-    return;
-  }
-  // arc-hub §8, in order: 415, 413, 400, 404, late 400, then the state machine's answer.
-  if (!core::sse_control_content_type_ok(header(req, http::field::content_type))) {
-    respond_empty(415);
-    return;
-  }
   const auto& hub = ctx_.rt.hub();
   if (req.body().size() >
       core::sse_control_body_limit(ctx_.opts.max_body_bytes, hub.max_inbound_frame_bytes)) {
@@ -353,6 +370,34 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
   });
 }
 
+bool http_session::refuse_sse_control(const http::request<http::string_body>& req,
+                                      std::string_view path) {
+  if (path != sse_subscribe_path && path != sse_unsubscribe_path) {
+    respond_empty(404);
+    return true;
+  }
+  if (req.method() != http::verb::post) {
+    respond_empty(405, false, "POST");
+    return true;
+  }
+  // Seed 001 (which wins over the spec's 404 here): "SSE controls … reject an untrusted browser
+  // Origin with 403". Checked first, so a cross-origin page learns nothing else.
+  if (!origin_ok(req)) {
+    respond_empty(403);
+    return true;
+  }
+  if (ctx_.draining) {
+    respond_empty(503, false, {}, "1");
+    return true;
+  }
+  // arc-hub §8, in order: 415, 413, 400, 404, late 400, then the state machine's answer.
+  if (!core::sse_control_content_type_ok(header(req, http::field::content_type))) {
+    respond_empty(415);
+    return true;
+  }
+  return false;
+}
+
 void http_session::respond_empty(unsigned status, bool close, std::string_view allow,
                                  std::string_view retry_after) {
   res_ = {};
@@ -381,10 +426,14 @@ void http_session::respond_probe() {
   res_.set(http::field::server, "weir");
   res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
   res_.set(http::field::cache_control, "no-cache");
-  res_.set(http::field::connection, "keep-alive");
   res_.set("X-Accel-Buffering", "no");
   res_.set("X-Correlation-ID", correlation_);
   res_.keep_alive(keep_alive_);
+  if (keep_alive_) {
+    // After keep_alive(): on HTTP/1.1 it drops the token as the default, and the probe must
+    // show the stream's own `Connection: keep-alive` (decision 5).
+    res_.set(http::field::connection, "keep-alive");
+  }
   stream_.expires_after(std::chrono::seconds(30));
   http::async_write(
       stream_, res_,

@@ -28,6 +28,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void respond_empty(unsigned status, bool close = false, std::string_view allow = {},
                      std::string_view retry_after = {});
   void handle_sse(http::request<http::string_body>& req, std::string_view path);
+  /// The SSE control checks that need only the request head (path 404, method 405, Origin 403,
+  /// draining 503, content type 415, in that order): true when one answered.
+  bool refuse_sse_control(const http::request<http::string_body>& req, std::string_view path);
   bool origin_ok(const http::request<http::string_body>& req) const;
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);

@@ -10,11 +10,21 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/direct_query.hpp"
+#include "core/query_definition.hpp"
 #include "gateway/http_server.hpp"
 
 namespace weir::gateway {
 
 class sse_hub_session;
+
+/// A direct per-query stream (arc-hub §10): which query, with which arguments, and the
+/// correlation id its QueryResults carry.
+struct direct_target {
+  const core::query_definition* def = nullptr;
+  actors::direct_request request;
+  std::string correlation_id;
+};
 
 class closable {
  public:

@@ -5,6 +5,7 @@
 
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
+#include "gateway/query_routes.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -30,6 +31,13 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
       version_(http_version),
       keep_alive_(stream_.get_executor()) {}
 
+sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,
+                                 std::string remote, unsigned http_version, direct_target direct)
+    : sse_hub_session(std::move(stream), ctx, std::move(remote), direct.correlation_id,
+                      http_version) {
+  direct_ = std::move(direct);
+}
+
 sse_hub_session::~sse_hub_session() {
   if (conn_) {
     ctx_.remove_sse(conn_->id(), this);
@@ -38,6 +46,24 @@ sse_hub_session::~sse_hub_session() {
 }
 
 void sse_hub_session::run() {
+  if (direct_) {
+    auto& d = *direct_;
+    auto q = actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
+                                        "{\"correlationId\":\"" + d.correlation_id + "\"", "");
+    if (!q) {
+      if (q.error().code == "query.invalid_arguments") {
+        refuse(400, invalid_result(d.correlation_id, q.error()));
+      } else {
+        refuse(503, failed_result(d.correlation_id, q.error().message));
+      }
+      return;
+    }
+    direct_query_ = std::move(q.value());
+    ctx_.add(shared_from_this());
+    write_stream_header();
+    do_read();
+    return;
+  }
   actors::connection_info info;
   info.remote_address = remote_;
   info.protocol = "SSE";
@@ -48,6 +74,13 @@ void sse_hub_session::run() {
   }
   ctx_.add(shared_from_this());
   ctx_.add_sse(conn_->id(), shared_from_this());
+  write_stream_header();
+  // Connected is the first event on the stream (§2.1).
+  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
+  do_read();
+}
+
+void sse_hub_session::write_stream_header() {
   stream_.expires_never();
   res_.version(version_);
   res_.result(http::status::ok);
@@ -63,9 +96,22 @@ void sse_hub_session::run() {
   http::async_write_header(
       stream_, *serializer_,
       beast::bind_front_handler(&sse_hub_session::on_header, shared_from_this()));
-  // Connected is the first event on the stream (§2.1).
-  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
-  do_read();
+}
+
+void sse_hub_session::refuse(unsigned status, std::string body) {
+  auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
+                                                                 version_);
+  res->set(http::field::server, "weir");
+  res->set(http::field::content_type, "application/json");
+  res->set("X-Correlation-ID", correlation_id_);
+  res->body() = std::move(body);
+  res->keep_alive(false);
+  res->prepare_payload();
+  stream_.expires_after(std::chrono::seconds(10));
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+                    });
 }
 
 void sse_hub_session::refuse_over_budget() {
@@ -273,6 +319,9 @@ void sse_hub_session::finish() {
 
 void sse_hub_session::arm_keep_alive() {
   last_write_ = std::chrono::steady_clock::now();
+  if (direct_) {
+    return;  // a direct stream carries QueryResults only (§10)
+  }
   auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
   if (interval.count() > 0 && !keep_alive_armed_) {
     schedule_keep_alive(last_write_ + interval);

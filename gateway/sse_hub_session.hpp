@@ -26,6 +26,9 @@ class sse_hub_session : public actors::frame_sink,
  public:
   sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
                   std::string correlation_id, unsigned http_version);
+  /// A direct per-query SSE stream (arc-hub §10): bare QueryResult events, no hub protocol.
+  sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
+                  unsigned http_version, direct_target direct);
   ~sse_hub_session() override;
 
   /// Admits the connection (budget), writes the stream headers and Connected.
@@ -43,6 +46,8 @@ class sse_hub_session : public actors::frame_sink,
 
  private:
   void refuse_over_budget();
+  void refuse(unsigned status, std::string body);
+  void write_stream_header();
   void on_header(beast::error_code ec, std::size_t n);
   void do_read();
   void drain_inbox();
@@ -59,6 +64,8 @@ class sse_hub_session : public actors::frame_sink,
   std::string correlation_id_;
   unsigned version_;
   std::unique_ptr<actors::hub_connection> conn_;
+  std::optional<direct_target> direct_;
+  std::unique_ptr<actors::direct_query> direct_query_;
   http::response<http::empty_body> res_;
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};

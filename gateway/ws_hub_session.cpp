@@ -8,6 +8,7 @@
 
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
+#include "gateway/query_routes.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -27,6 +28,11 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx)
   if (!ec) {
     remote_ = ep.address().to_string();
   }
+}
+
+ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct)
+    : ws_hub_session(std::move(socket), ctx) {
+  direct_ = std::move(direct);
 }
 
 ws_hub_session::~ws_hub_session() {
@@ -64,6 +70,10 @@ void ws_hub_session::on_accept(beast::error_code ec) {
     start_close(1013, "Server shutting down");
     return;
   }
+  if (direct_) {
+    start_direct();
+    return;
+  }
   actors::connection_info info;
   info.remote_address = remote_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
@@ -74,6 +84,34 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   // Connected goes out before anything is read (arc-hub §2.1).
   enqueue(actors::outbound_frame::text(conn_->connected_frame()));
   do_read();
+}
+
+void ws_hub_session::start_direct() {
+  // arc-hub §10: every emission is {"type":"Data","data":<QueryResult>} with full data; no
+  // Connected, no hub protocol. Arguments that do not bind get one Data frame with a
+  // malformedRequest validation result, then the socket closes.
+  auto& d = *direct_;
+  auto q = actors::direct_query::open(
+      ctx_.rt, *d.def, d.request, weak_from_this(),
+      "{\"type\":\"Data\",\"data\":{\"correlationId\":\"" + d.correlation_id + "\"", "}");
+  if (!q) {
+    auto body = q.error().code == "query.invalid_arguments"
+                    ? invalid_result(d.correlation_id, q.error())
+                    : failed_result(d.correlation_id, "An unexpected error occurred");
+    enqueue(actors::outbound_frame::text("{\"type\":\"Data\",\"data\":" + body + "}"));
+    start_close(1000, "");
+    return;
+  }
+  direct_query_ = std::move(q.value());
+  do_read();
+}
+
+void ws_hub_session::on_direct_text(const std::string& text) {
+  // The direct socket answers Ping with Pong and ignores everything else (§10).
+  auto f = core::parse_client_frame(text);
+  if (f && f->type == core::client_frame_type::ping && f->timestamp) {
+    enqueue(actors::outbound_frame::text(core::encode_pong(*f->timestamp)));
+  }
 }
 
 void ws_hub_session::do_read() {
@@ -116,6 +154,11 @@ void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
   if (ws_.is_message_done()) {
     std::string text = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
+    if (direct_) {
+      on_direct_text(text);
+      do_read();
+      return;
+    }
     if (!conn_->deliver(std::move(text))) {
       start_close(1013, "Inbound queue full");
       return;
@@ -247,6 +290,9 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
 
 void ws_hub_session::arm_keep_alive() {
   last_write_ = std::chrono::steady_clock::now();
+  if (direct_) {
+    return;  // the hub's keep-alive Ping is not part of the direct protocol (§10)
+  }
   auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
   if (interval.count() > 0 && !keep_alive_armed_) {
     schedule_keep_alive(last_write_ + interval);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class ws_hub_session : public actors::frame_sink,
                        public std::enable_shared_from_this<ws_hub_session> {
  public:
   ws_hub_session(tcp::socket&& socket, server_context& ctx);
+  /// A direct per-query WebSocket (arc-hub §10) instead of the hub.
+  ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct);
   ~ws_hub_session() override;
 
   /// Accepts the upgrade carried by `req` and starts the session.
@@ -35,6 +38,8 @@ class ws_hub_session : public actors::frame_sink,
 
  private:
   void on_accept(beast::error_code ec);
+  void start_direct();
+  void on_direct_text(const std::string& text);
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
   void drain_inbox();
@@ -50,6 +55,8 @@ class ws_hub_session : public actors::frame_sink,
   beast::flat_buffer buffer_;
   std::string remote_;
   std::unique_ptr<actors::hub_connection> conn_;
+  std::optional<direct_target> direct_;
+  std::unique_ptr<actors::direct_query> direct_query_;
 
   // Cross-thread inbox: actors push, the strand drains. One post per burst, not per frame.
   std::mutex inbox_mu_;
