@@ -106,6 +106,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (auto it = req.find("X-Correlation-ID"); it != req.end()) {
     inbound = it->value();
   }
+  tenant_.clear();
+  if (auto it = req.find("x-cratis-tenant-id"); it != req.end()) {
+    tenant_ = std::string{it->value()};
+  }
   correlation_ = core::correlation_id_for(inbound, actors::fast_uuid());
   auto [path, query] = core::split_target(req.target());
   if (path == sse_hub_path || path.starts_with(sse_control_prefix)) {
@@ -124,7 +128,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
         respond(400, invalid_result(correlation_, parsed.error()));
         return;
       }
-      parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+      parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
       stream_.expires_never();
       std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_,
                                        direct_target{def, std::move(parsed->direct), correlation_})
@@ -172,7 +176,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
         respond(400, invalid_result(correlation_, parsed.error()));
         return;
       }
-      parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+      parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
       std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, version_,
                                         direct_target{def, std::move(parsed->direct), correlation_})
           ->run();
@@ -245,7 +249,7 @@ void http_session::handle_snapshot(const core::query_definition& def, std::strin
     respond(400, invalid_result(correlation_, parsed.error()));
     return;
   }
-  parsed->direct.caller = actors::caller_key("", "anonymous-address", remote_);
+  parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
   snapshot_sink_ = std::make_shared<snapshot_sink>(weak_from_this());
   auto q = actors::direct_query::open(ctx_.rt, def, std::move(parsed->direct), snapshot_sink_,
                                       "{\"correlationId\":\"" + correlation_ + "\"", "");
@@ -323,8 +327,10 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
       respond_empty(503, false, {}, "1");
     } else {
       // The stream takes the connection over; this session ends here.
-      std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, correlation_, version_)
-          ->run();
+      auto stream = std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_,
+                                                      correlation_, version_);
+      stream->set_tenant(tenant_);
+      stream->run();
     }
     return;
   }
@@ -350,7 +356,7 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
   // Unknown, closed, or not this caller's: the same 404, so a probe learns nothing (seed 001).
   // Anonymous connections belong to the peer address that opened them; tenants must match.
   if (!session || !session->connection() || session->remote_address() != remote_ ||
-      !session->connection()->info().tenant.empty()) {
+      session->connection()->info().tenant != tenant_) {
     respond_empty(404);
     return;
   }

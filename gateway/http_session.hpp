@@ -45,6 +45,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool keep_alive_ = true;
   bool head_ = false;
   std::string remote_;       // peer address: the owner of anonymous SSE connections
+  std::string tenant_;       // x-cratis-tenant-id of the request being handled
   std::string correlation_;  // X-Correlation-ID of the answer being built
   // An HTTP snapshot in progress: its direct query, the sink that receives the first emission,
   // and the deadline after which it answers 202 (or 408 with waitForFirstResult).

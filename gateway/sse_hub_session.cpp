@@ -66,6 +66,7 @@ void sse_hub_session::run() {
   }
   actors::connection_info info;
   info.remote_address = remote_;
+  info.tenant = tenant_;
   info.protocol = "SSE";
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {

@@ -31,6 +31,9 @@ class sse_hub_session : public actors::frame_sink,
                   unsigned http_version, direct_target direct);
   ~sse_hub_session() override;
 
+  /// The tenant the stream was opened for (arc-hub §9.1 `x-cratis-tenant-id`); before run().
+  void set_tenant(std::string tenant) { tenant_ = std::move(tenant); }
+
   /// Admits the connection (budget), writes the stream headers and Connected.
   void run();
 
@@ -61,6 +64,7 @@ class sse_hub_session : public actors::frame_sink,
   beast::tcp_stream stream_;
   server_context& ctx_;
   std::string remote_;
+  std::string tenant_;
   std::string correlation_id_;
   unsigned version_;
   std::unique_ptr<actors::hub_connection> conn_;

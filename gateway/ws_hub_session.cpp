@@ -40,6 +40,10 @@ ws_hub_session::~ws_hub_session() {
 }
 
 void ws_hub_session::run(http::request<http::string_body> req) {
+  // The tenant, as Arc resolves it by default (arc-hub §9.1): part of every caller key.
+  if (auto it = req.find("x-cratis-tenant-id"); it != req.end()) {
+    tenant_ = std::string{it->value()};
+  }
   ctx_.add(shared_from_this());
   beast::get_lowest_layer(ws_).expires_never();
   // Beast's own timeouts catch dead peers (WebSocket pings at idle/2); the Arc JSON Ping of §6
@@ -76,6 +80,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   }
   actors::connection_info info;
   info.remote_address = remote_;
+  info.tenant = tenant_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
     start_close(1013, "Hub capacity reached");

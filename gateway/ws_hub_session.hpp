@@ -54,6 +54,7 @@ class ws_hub_session : public actors::frame_sink,
   server_context& ctx_;
   beast::flat_buffer buffer_;
   std::string remote_;
+  std::string tenant_;
   std::unique_ptr<actors::hub_connection> conn_;
   std::optional<direct_target> direct_;
   std::unique_ptr<actors::direct_query> direct_query_;

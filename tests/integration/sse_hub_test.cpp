@@ -895,3 +895,29 @@ TEST(SseHub, NodeStopEndsTheStream) {
 
 }  // namespace
 }  // namespace weir::test
+
+namespace weir::test {
+
+// Seed 001: a control request must resolve to the same tenant as the stream it controls.
+TEST(SseTenant, ControlsFromAnotherTenantAre404) {
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  sse_client::options o;
+  o.headers = {{"x-cratis-tenant-id", "acme"}};
+  sse_client stream{port, o};
+  ASSERT_EQ(stream.status(), 200u);
+  auto id = stream.expect_connected();
+  auto body = control_body(id, "q1", 1, subscription_request("T.Items.All", {{"obj", "o1"}}));
+  EXPECT_EQ(sse_control_post(port, "subscribe", body).status, 404u);  // no tenant
+  EXPECT_EQ(sse_control_post(port, "subscribe", body, {{"x-cratis-tenant-id", "other"}}).status,
+            404u);
+  EXPECT_EQ(sse_control_post(port, "subscribe", body, {{"x-cratis-tenant-id", "acme"}}).status,
+            200u);
+  auto snap = stream.read_json();
+  EXPECT_EQ(snap["type"], "QueryResult");
+  EXPECT_EQ(snap["queryId"], "q1");
+}
+
+}  // namespace weir::test
