@@ -154,12 +154,7 @@ void sse_hub_session::do_read() {
                             if (ec) {
                               self->closed_ = true;
                               self->keep_alive_.cancel();
-                              {
-                                std::lock_guard lock{self->inbox_mu_};
-                                self->inbox_closed_ = true;
-                                self->inbox_.clear();
-                                self->inbox_bytes_ = 0;
-                              }
+                              self->inbox_.close();
                               if (!self->writing_) {
                                 self->queue_.clear();
                                 self->queued_bytes_ = 0;
@@ -171,44 +166,22 @@ void sse_hub_session::do_read() {
 }
 
 void sse_hub_session::send(actors::outbound_frame frame) {
-  bool schedule = false;
-  bool overflow = false;
-  const auto& hub = ctx_.rt.hub();
-  {
-    std::lock_guard lock{inbox_mu_};
-    if (inbox_closed_) {
-      return;
-    }
-    auto size = frame.size();
-    if (inbox_.size() >= hub.max_outbound_frames ||
-        inbox_bytes_ + size > hub.max_outbound_queue_bytes) {
-      inbox_closed_ = true;
-      inbox_.clear();
-      inbox_bytes_ = 0;
-      overflow = true;
-    } else {
-      inbox_bytes_ += size;
-      inbox_.push_back(std::move(frame));
-      schedule = !drain_scheduled_;
-      drain_scheduled_ = true;
-    }
-  }
-  if (overflow) {
-    close(1013, "Outbound queue full");
-  } else if (schedule) {
-    asio::post(stream_.get_executor(),
-               beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
+  switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
+    case bounded_inbox::push_result::schedule:
+      asio::post(stream_.get_executor(),
+                 beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
+      break;
+    case bounded_inbox::push_result::overflow:
+      close(1013, "Outbound queue full");
+      break;
+    case bounded_inbox::push_result::queued:
+    case bounded_inbox::push_result::closed:
+      break;
   }
 }
 
 void sse_hub_session::drain_inbox() {
-  std::vector<actors::outbound_frame> batch;
-  {
-    std::lock_guard lock{inbox_mu_};
-    batch.swap(inbox_);
-    inbox_bytes_ = 0;
-    drain_scheduled_ = false;
-  }
+  auto batch = inbox_.drain();
   for (auto& f : batch) {
     if (closing_ || closed_) {
       return;
@@ -288,12 +261,7 @@ void sse_hub_session::close(std::uint16_t, std::string) {
       return;
     }
     self->closing_ = true;
-    {
-      std::lock_guard lock{self->inbox_mu_};
-      self->inbox_closed_ = true;
-      self->inbox_.clear();
-      self->inbox_bytes_ = 0;
-    }
+    self->inbox_.close();
     self->keep_alive_.cancel();
     while (self->queue_.size() > (self->writing_ ? 1u : 0u)) {
       self->queued_bytes_ -= self->queue_.back().size();

@@ -16,6 +16,7 @@
 #include "actors/frame_sink.hpp"
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/bounded_inbox.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -74,11 +75,7 @@ class sse_hub_session : public actors::frame_sink,
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};
 
-  std::mutex inbox_mu_;
-  std::vector<actors::outbound_frame> inbox_;
-  std::size_t inbox_bytes_ = 0;
-  bool drain_scheduled_ = false;
-  bool inbox_closed_ = false;
+  bounded_inbox inbox_;  // actors → strand
 
   std::deque<actors::outbound_frame> queue_;
   std::size_t queued_bytes_ = 0;

@@ -133,12 +133,7 @@ void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
     // session (its actor, its budget units) alive.
     closed_ = true;
     keep_alive_.cancel();
-    {
-      std::lock_guard lock{inbox_mu_};
-      inbox_closed_ = true;
-      inbox_.clear();
-      inbox_bytes_ = 0;
-    }
+    inbox_.close();
     if (!writing_) {
       queue_.clear();
       queued_bytes_ = 0;
@@ -173,46 +168,22 @@ void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void ws_hub_session::send(actors::outbound_frame frame) {
-  bool schedule = false;
-  bool overflow = false;
-  const auto& hub = ctx_.rt.hub();
-  {
-    std::lock_guard lock{inbox_mu_};
-    if (inbox_closed_) {
-      return;
-    }
-    // The inbox is bounded like the queue behind it, in frames and in bytes: a connection whose
-    // I/O thread cannot drain it in time is as far behind as one whose socket is full.
-    auto size = frame.size();
-    if (inbox_.size() >= hub.max_outbound_frames ||
-        inbox_bytes_ + size > hub.max_outbound_queue_bytes) {
-      inbox_closed_ = true;
-      inbox_.clear();
-      inbox_bytes_ = 0;
-      overflow = true;
-    } else {
-      inbox_bytes_ += size;
-      inbox_.push_back(std::move(frame));
-      schedule = !drain_scheduled_;
-      drain_scheduled_ = true;
-    }
-  }
-  if (overflow) {
-    close(1013, "Outbound queue full");
-  } else if (schedule) {
-    asio::post(ws_.get_executor(),
-               beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
+  switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
+    case bounded_inbox::push_result::schedule:
+      asio::post(ws_.get_executor(),
+                 beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
+      break;
+    case bounded_inbox::push_result::overflow:
+      close(1013, "Outbound queue full");
+      break;
+    case bounded_inbox::push_result::queued:
+    case bounded_inbox::push_result::closed:
+      break;
   }
 }
 
 void ws_hub_session::drain_inbox() {
-  std::vector<actors::outbound_frame> batch;
-  {
-    std::lock_guard lock{inbox_mu_};
-    batch.swap(inbox_);
-    inbox_bytes_ = 0;
-    drain_scheduled_ = false;
-  }
+  auto batch = inbox_.drain();
   for (auto& f : batch) {
     if (closing_ || closed_) {
       return;
@@ -341,12 +312,7 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
     return;
   }
   closing_ = true;
-  {
-    std::lock_guard lock{inbox_mu_};
-    inbox_closed_ = true;
-    inbox_.clear();
-    inbox_bytes_ = 0;
-  }
+  inbox_.close();
   keep_alive_.cancel();
   close_reason_ = websocket::close_reason{static_cast<websocket::close_code>(code), reason};
   // Frames not yet started are dropped: after a close nothing else may go out. One write may

@@ -14,6 +14,7 @@
 #include "actors/frame_sink.hpp"
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/bounded_inbox.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -60,11 +61,7 @@ class ws_hub_session : public actors::frame_sink,
   std::unique_ptr<actors::direct_query> direct_query_;
 
   // Cross-thread inbox: actors push, the strand drains. One post per burst, not per frame.
-  std::mutex inbox_mu_;
-  std::vector<actors::outbound_frame> inbox_;
-  bool drain_scheduled_ = false;
-  bool inbox_closed_ = false;
-  std::size_t inbox_bytes_ = 0;
+  bounded_inbox inbox_;  // actors → strand
 
   // Strand-only state.
   std::deque<actors::outbound_frame> queue_;
