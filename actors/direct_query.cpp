@@ -1,6 +1,7 @@
 // direct_query: a hub-less subscription, opened on the unit's shard like a hub subscription.
 #include "actors/direct_query.hpp"
 
+#include "actors/health_watch.hpp"
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "core/query_definition.hpp"
@@ -33,7 +34,9 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
                  core::transfer_mode::full,
                  std::move(sink),
                  std::make_shared<const std::string>(std::move(head)),
-                 q->live_};
+                 q->live_,
+                 "}",
+                 nullptr};
   sub.tail = tail;
   if (!impl.send_to_shard({q->space_, q->object_},
                           subscribe_msg{std::move(query), std::move(sub)})) {
@@ -42,10 +45,32 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
   return q;
 }
 
+core::result<std::unique_ptr<direct_query>> direct_query::open_health(
+    runtime& rt, core::health_scope scope, std::string caller, std::weak_ptr<frame_sink> sink,
+    std::string head, std::string_view tail) {
+  auto& impl = rt.internals();
+  if (impl.stopped.load()) {
+    return core::make_error("server.draining", "this node is shutting down");
+  }
+  if (!impl.subscriptions.try_acquire(caller)) {
+    return core::make_error("subscription.limit", "Subscription limit reached");
+  }
+  std::unique_ptr<direct_query> q{new direct_query};
+  q->rt_ = &rt;
+  q->caller_ = std::move(caller);
+  q->live_ = std::make_shared<std::atomic<bool>>(true);
+  q->health_ = health_watch::open(impl, std::move(scope), std::move(sink),
+                                  std::make_shared<const std::string>(std::move(head)), tail,
+                                  q->live_, nullptr);
+  return q;
+}
+
 direct_query::~direct_query() {
   live_->store(false, std::memory_order_release);
   auto& impl = rt_->internals();
-  if (!impl.stopped.load()) {
+  if (health_) {
+    health_.reset();
+  } else if (!impl.stopped.load()) {
     impl.send_to_live_shard({space_, object_}, unsubscribe_msg{key_, token_});
   }
   impl.subscriptions.release(caller_);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/frame_sink.hpp"
+#include "core/query_health.hpp"
 #include "core/result.hpp"
 
 namespace weir::core {
@@ -23,6 +24,7 @@ struct query_definition;
 namespace weir::actors {
 
 class runtime;
+class health_watch;
 
 struct direct_request {
   std::vector<std::pair<std::string, std::string>> arguments;
@@ -42,6 +44,11 @@ class direct_query {
                                                           direct_request req,
                                                           std::weak_ptr<frame_sink> sink,
                                                           std::string head, std::string_view tail);
+  /// Opens a direct subscription on the health feed (arc-hub §11) for `scope`, with the same
+  /// envelope and budget rules. Errors: subscription.limit, server.draining.
+  static core::result<std::unique_ptr<direct_query>> open_health(
+      runtime& rt, core::health_scope scope, std::string caller, std::weak_ptr<frame_sink> sink,
+      std::string head, std::string_view tail);
   /// Cancels: nothing more is written (the liveness flag is cleared first), the query actor
   /// drops it, the budget unit comes back.
   ~direct_query();
@@ -53,6 +60,7 @@ class direct_query {
   std::string space_, object_, key_;
   std::uint64_t token_ = 0;
   std::shared_ptr<std::atomic<bool>> live_;
+  std::unique_ptr<health_watch> health_;  ///< set for the health feed (no shard)
 };
 
 }  // namespace weir::actors

@@ -13,10 +13,13 @@
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/health_watch.hpp"
 #include "actors/messages.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime_impl.hpp"
 #include "core/hub_codec.hpp"
+#include "core/query_definition.hpp"
+#include "core/query_health.hpp"
 #include "core/query_result.hpp"
 #include "core/revision_table.hpp"
 
@@ -39,13 +42,22 @@ struct active_sub {
   store::unit_key unit;  // where the subscription lives: unsubscribes go the same way
   std::string key;       // the query key on that unit
   std::shared_ptr<std::atomic<bool>> live;
+  std::unique_ptr<health_watch> health;  ///< set for a health-feed subscription (no shard)
 };
+
+/// The read model a query yields, for the health feed: its dataset, or the property documents.
+std::string read_model_of(const core::query_definition& def) {
+  return def.dataset.value_or("objects");
+}
 
 struct conn_state {
   runtime::impl* rt = nullptr;
   std::weak_ptr<frame_sink> sink;
   std::shared_ptr<hub_connection::shared_state> shared;
   std::string sub_caller;
+  std::uint64_t directory_id = 0;
+  core::health_scope scope;  // who this connection belongs to: what its health feed shows
+  shared_time pong_clock;
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
   static inline const char* name = "weir.hub_connection";
@@ -66,13 +78,18 @@ struct conn_state {
     }
     release(it->second);
     subs.erase(it);
+    rt->directory.remove_subscription(directory_id, query_id);
   }
 
   void release(active_sub& s) {
     // Cleared first: from here on nothing of this subscription reaches the wire, even a frame
     // already queued in the session.
     s.live->store(false, std::memory_order_release);
-    rt->send_to_live_shard(s.unit, unsubscribe_msg{s.key, s.token});
+    if (s.health) {
+      s.health.reset();
+    } else {
+      rt->send_to_live_shard(s.unit, unsubscribe_msg{s.key, s.token});
+    }
     rt->subscriptions.release(sub_caller);
   }
 
@@ -90,6 +107,24 @@ void fail(conn_ptr self, const std::string& query_id, std::optional<std::uint64_
   auto& st = self->state;
   st.write_text(core::encode_error(std::string_view{query_id}, revision, text));
   st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
+}
+
+/// Opens a subscription on the health feed (arc-hub §11): the connections of this one's own
+/// caller, sampled by a health_watch instead of a shard. The budget unit is already taken.
+unsigned subscribe_health(conn_ptr self, core::client_frame& f) {
+  auto& st = self->state;
+  auto head = std::make_shared<const std::string>(
+      core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
+  auto live = std::make_shared<std::atomic<bool>>(true);
+  auto served = std::make_shared<std::atomic<std::int64_t>>(0);
+  st.rt->directory.add_subscription(st.directory_id, f.query_id,
+                                    std::string{core::query_health_name}, "QueryHealth", served,
+                                    true);
+  auto& rt = *st.rt;
+  auto watch =
+      health_watch::open(rt, st.scope, st.sink, std::move(head), "}", live, std::move(served));
+  st.subs[f.query_id] = active_sub{rt.next_token(), {}, {}, std::move(live), std::move(watch)};
+  return 200;
 }
 
 /// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both) and
@@ -112,6 +147,9 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
     fail(self, f.query_id, f.revision, core::hub_error_text::subscription_limit);
     return 503;
   }
+  if (f.request.query_name == core::query_health_name) {
+    return subscribe_health(self, f);
+  }
   const auto* def = st.rt->catalog.by_name(f.request.query_name);
   if (!def) {
     st.rt->subscriptions.release(st.sub_caller);
@@ -131,12 +169,15 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
       core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
   auto live = std::make_shared<std::atomic<bool>>(true);
   store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
-  st.subs[f.query_id] = active_sub{token, unit, bound->key, live};
+  auto served = std::make_shared<std::atomic<std::int64_t>>(0);
+  st.rt->directory.add_subscription(st.directory_id, f.query_id, def->name, read_model_of(*def),
+                                    served, false);
+  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   st.rt->send_to_shard(
-      unit, subscribe_msg{std::move(query),
-                          subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode,
-                                     st.sink, std::move(head), std::move(live)}});
+      unit, subscribe_msg{std::move(query), subscriber{caf::actor_cast<caf::actor>(self), token,
+                                                       f.request.mode, st.sink, std::move(head),
+                                                       std::move(live), "}", std::move(served)}});
   return 200;
 }
 
@@ -173,15 +214,22 @@ void on_inbound(conn_ptr self, inbound_msg& m) {
       }
       break;
     case core::client_frame_type::pong:
+      if (st.pong_clock) {
+        st.pong_clock->store(unix_now_ms(), std::memory_order_relaxed);
+      }
       break;
   }
 }
 
 caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<frame_sink> sink,
                             std::shared_ptr<hub_connection::shared_state> shared,
-                            std::string sub_caller) {
+                            std::string sub_caller, std::uint64_t directory_id,
+                            core::health_scope scope) {
   auto& st = self->state;
   st.rt = rt;
+  st.directory_id = directory_id;
+  st.scope = std::move(scope);
+  st.pong_clock = rt->directory.pong_clock(directory_id);
   st.sink = std::move(sink);
   st.shared = std::move(shared);
   st.sub_caller = std::move(sub_caller);
@@ -218,8 +266,15 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   c->info_ = info;
   c->shared_ = std::make_shared<shared_state>();
   auto sub_caller = caller_key(info.tenant, "anonymous-connection", c->id_);
-  auto a =
-      impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller));
+  connection_directory::connection_entry entry;
+  entry.id = c->id_;
+  entry.tenant = info.tenant;
+  entry.client = core::client_info{info.remote_address, info.user_agent, "", info.protocol};
+  entry.established_at_ms = unix_now_ms();
+  c->ping_clock_ = entry.last_ping_sent;
+  c->directory_id_ = impl.directory.add_connection(std::move(entry));
+  auto a = impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller),
+                           c->directory_id_, core::health_scope{info.tenant, info.remote_address});
   c->registry_id_ = impl.add_connection(a);
   c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});
   impl.hub_connections.fetch_add(1);
@@ -234,6 +289,7 @@ hub_connection::~hub_connection() {
     }
   }
   impl.remove_connection(registry_id_);
+  impl.directory.remove_connection(directory_id_);
   impl.connections.release(caller_);
   impl.hub_connections.fetch_sub(1);
 }
@@ -263,6 +319,10 @@ void hub_connection::control(core::client_frame frame, std::function<void(unsign
   } else {
     done(404);  // the connection ended between lookup and now: as if unknown (§8)
   }
+}
+
+void hub_connection::note_ping_sent() {
+  ping_clock_->store(unix_now_ms(), std::memory_order_relaxed);
 }
 
 std::string hub_connection::connected_frame() const {

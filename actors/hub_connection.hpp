@@ -21,6 +21,7 @@ struct connection_info {
   std::string remote_address;  ///< peer IP, for caller budgets and ownership checks
   std::string tenant;          ///< from the tenant header; "" when none
   std::string protocol = "WebSocket";
+  std::string user_agent;  ///< for the health feed; "" when none
 };
 
 class hub_connection {
@@ -48,6 +49,9 @@ class hub_connection {
   /// The crypto-random connection id (the Connected payload).
   const std::string& id() const { return id_; }
 
+  /// Stamps the connection's last keep-alive Ping for the health feed (the session sends it).
+  void note_ping_sent();
+
   /// The Connected frame to write first.
   std::string connected_frame() const;
 
@@ -61,6 +65,8 @@ class hub_connection {
   std::string caller_;
   std::shared_ptr<shared_state> shared_;
   std::uint64_t registry_id_ = 0;
+  std::uint64_t directory_id_ = 0;
+  std::shared_ptr<std::atomic<std::int64_t>> ping_clock_;
   connection_info info_;
   struct actor_handle;
   std::unique_ptr<actor_handle> actor_;

@@ -22,6 +22,7 @@ struct hub_options {
   std::size_t max_tombstones = 1024;
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;
+  std::int64_t health_interval_ms = 1000;  ///< how often a health-feed subscription samples
 };
 
 }  // namespace weir::actors

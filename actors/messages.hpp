@@ -15,6 +15,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
+#include "actors/connection_directory.hpp"
 #include "actors/frame_sink.hpp"
 #include "actors/write_command.hpp"
 #include "core/hub_codec.hpp"
@@ -49,6 +50,7 @@ struct subscriber {
   std::shared_ptr<const std::string> head;
   std::shared_ptr<const std::atomic<bool>> live;
   std::string_view tail = "}";  ///< closes the envelope: the hub's "}", or the direct one's
+  shared_time served;           ///< stamped on each delivery (health feed); may be null
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.

@@ -28,9 +28,13 @@ using body_ptr = std::shared_ptr<const std::string>;
 using sub_entry = subscriber;
 
 /// Writes one result to a subscriber's sink: its envelope head, the shared body, the tail.
-void deliver(const sub_entry& s, const body_ptr& body) {
+/// `now_ms` stamps the subscription's data-served time for the health feed (one relaxed store).
+void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms) {
   if (auto sink = s.sink.lock()) {
     sink->send(outbound_frame{s.head, body, s.tail, s.live});
+    if (s.served) {
+      s.served->store(now_ms, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -235,9 +239,10 @@ void emit(query_ptr self, std::optional<std::string> cs_json) {
           core::encode_result_body(as_view(data), as_view(cs_json), paging));
     }
   }
+  auto now_ms = unix_now_ms();
   for (auto& s : st.subs) {
     if (s.live->load(std::memory_order_relaxed)) {
-      deliver(s, bodies[mode_index(s.mode)]);
+      deliver(s, bodies[mode_index(s.mode)], now_ms);
     }
   }
 }
@@ -433,7 +438,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         }
         st.index[sub.token] = st.subs.size();
         ++st.mode_subs[mode_index(sub.mode)];
-        deliver(sub, st.snapshot_body(sub.mode));
+        deliver(sub, st.snapshot_body(sub.mode), unix_now_ms());
         st.subs.push_back(std::move(sub));
       },
       [self](const unsubscribe_msg& m) {

@@ -13,6 +13,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
 
+#include "actors/connection_directory.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/runtime.hpp"
 #include "core/record.hpp"
@@ -76,6 +77,8 @@ struct runtime::impl {
   std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
   bool stopping = false;                               // under shards_mu
   std::atomic<bool> stopped{false};                    // the actor system is gone
+
+  connection_directory directory;  ///< hub connections, for the health feed
 
   std::mutex conns_mu;
   std::unordered_map<std::uint64_t, caf::actor> conns;

@@ -43,6 +43,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   h.max_outbound_queue_bytes = l.max_outbound_queue_bytes;
   h.max_tombstones = l.max_tombstones;
   h.tombstone_retention_ms = l.tombstone_retention_ms;
+  h.health_interval_ms = l.health_interval_ms;
   h.shutdown_timeout_ms = l.shutdown_timeout_ms;
   return o;
 }

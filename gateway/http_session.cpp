@@ -5,12 +5,15 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/direct_query.hpp"
+#include "actors/health_watch.hpp"
 #include "actors/hub_connection.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime.hpp"
 #include "core/correlation_id.hpp"
 #include "core/origin.hpp"
+#include "core/query_health.hpp"
+#include "core/query_result.hpp"
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
 #include "gateway/http_errors.hpp"
@@ -119,7 +122,17 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (websocket::is_upgrade(req)) {
     if (path == ws_hub_path) {
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_)->run(std::move(req));
+      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, correlation_)
+          ->run(std::move(req));
+      return;
+    }
+    if (path == core::query_health_route) {
+      // The health feed over a direct WebSocket (arc-hub §11, §10).
+      direct_target target{nullptr, {}, core::health_scope{tenant_, remote_}, correlation_};
+      target.request.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+      stream_.expires_never();
+      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, std::move(target))
+          ->run(std::move(req));
       return;
     }
     if (const auto* def = ctx_.rt.catalog().by_route(path)) {
@@ -130,8 +143,9 @@ void http_session::handle(http::request<http::string_body>&& req) {
       }
       parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_,
-                                       direct_target{def, std::move(parsed->direct), correlation_})
+      std::make_shared<ws_hub_session>(
+          stream_.release_socket(), ctx_,
+          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_})
           ->run(std::move(req));
       return;
     }
@@ -167,6 +181,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
     respond(200, introspection_json(ctx_.rt.catalog()));
     return;
   }
+  if (path == core::query_health_route) {
+    handle_health(req);
+    return;
+  }
   if (const auto* def = ctx_.rt.catalog().by_route(path); def && read) {
     auto accept = header(req, http::field::accept).value_or(std::string_view{});
     if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
@@ -177,8 +195,9 @@ void http_session::handle(http::request<http::string_body>&& req) {
         return;
       }
       parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
-      std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, version_,
-                                        direct_target{def, std::move(parsed->direct), correlation_})
+      std::make_shared<sse_hub_session>(
+          std::move(stream_), ctx_, remote_, version_,
+          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_})
           ->run();
       return;
     }
@@ -223,6 +242,32 @@ void http_session::handle(http::request<http::string_body>&& req) {
       }
     });
   });
+}
+
+void http_session::handle_health(const http::request<http::string_body>& req) {
+  // arc-hub §11: the health feed is an observable query like any other: a snapshot on a plain
+  // GET (always ready here, so 200), a stream with Accept: text/event-stream. Scoped to the
+  // caller: an anonymous caller sees the connections opened from its own address and tenant.
+  if (req.method() != http::verb::get && !head_) {
+    respond(405,
+            error_body(core::make_error(
+                "method.not_allowed", "the health feed accepts GET, HEAD and WebSocket upgrades")),
+            false, "GET, HEAD");
+    return;
+  }
+  core::health_scope scope{tenant_, remote_};
+  auto accept = header(req, http::field::accept).value_or(std::string_view{});
+  if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
+    direct_target target{nullptr, {}, scope, correlation_};
+    target.request.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+    std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, version_,
+                                      std::move(target))
+        ->run();
+    return;
+  }
+  auto data = actors::health_watch::current(ctx_.rt, scope);
+  respond(200, core::encode_bare_query_result(correlation_,
+                                              core::encode_query_result_body(&data, nullptr, {})));
 }
 
 /// Receives the first emission of a snapshot request's direct query and hands it to the
@@ -330,6 +375,8 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
       auto stream = std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_,
                                                       correlation_, version_);
       stream->set_tenant(tenant_);
+      stream->set_user_agent(
+          std::string{header(req, http::field::user_agent).value_or(std::string_view{})});
       stream->run();
     }
     return;

@@ -32,6 +32,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   /// draining 503, content type 415, in that order): true when one answered.
   bool refuse_sse_control(const http::request<http::string_body>& req, std::string_view path);
   bool origin_ok(const http::request<http::string_body>& req) const;
+  void handle_health(const http::request<http::string_body>& req);
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);
   class snapshot_sink;

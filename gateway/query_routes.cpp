@@ -1,6 +1,8 @@
 // Query routes: argument parsing, non-success QueryResults, introspection.
 #include "gateway/query_routes.hpp"
 
+#include "core/query_health.hpp"
+
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
@@ -133,6 +135,20 @@ std::string introspection_json(const actors::query_catalog& catalog) {
          boost::json::object{{"type", "object"}, {"properties", props}, {"required", required}}},
     });
   }
+  // The built-in health feed (arc-hub §11) is an observable query too.
+  out.push_back(boost::json::object{
+      {"name", "ObserveHealth"},
+      {"namespace", "QueryHealth"},
+      {"fullyQualifiedName", std::string{core::query_health_name}},
+      {"route", std::string{core::query_health_route}},
+      {"type", "observable"},
+      {"isEnumerable", false},
+      {"documentationSummary",
+       "The caller's own hub connections and subscriptions, updated as they change."},
+      {"argumentsSchema", boost::json::object{{"type", "object"},
+                                              {"properties", boost::json::object{}},
+                                              {"required", boost::json::array{}}}},
+  });
   return boost::json::serialize(out);
 }
 

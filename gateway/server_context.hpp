@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -21,8 +22,10 @@ class sse_hub_session;
 /// A direct per-query stream (arc-hub §10): which query, with which arguments, and the
 /// correlation id its QueryResults carry.
 struct direct_target {
-  const core::query_definition* def = nullptr;
+  const core::query_definition* def = nullptr;  ///< null for the health feed
   actors::direct_request request;
+  /// The health feed (arc-hub §11) instead of a named query: whose connections it shows.
+  std::optional<core::health_scope> health;
   std::string correlation_id;
 };
 

@@ -48,8 +48,11 @@ sse_hub_session::~sse_hub_session() {
 void sse_hub_session::run() {
   if (direct_) {
     auto& d = *direct_;
-    auto q = actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
-                                        "{\"correlationId\":\"" + d.correlation_id + "\"", "");
+    auto head = "{\"correlationId\":\"" + d.correlation_id + "\"";
+    auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request.caller,
+                                                          weak_from_this(), std::move(head), "")
+                      : actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
+                                                   std::move(head), "");
     if (!q) {
       if (q.error().code == "query.invalid_arguments") {
         refuse(400, invalid_result(d.correlation_id, q.error()));
@@ -67,6 +70,7 @@ void sse_hub_session::run() {
   actors::connection_info info;
   info.remote_address = remote_;
   info.tenant = tenant_;
+  info.user_agent = user_agent_;
   info.protocol = "SSE";
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
@@ -319,6 +323,9 @@ void sse_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point 
     }
     // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
     self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+    if (self->conn_) {
+      self->conn_->note_ping_sent();
+    }
   });
 }
 

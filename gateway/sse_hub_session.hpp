@@ -34,6 +34,8 @@ class sse_hub_session : public actors::frame_sink,
 
   /// The tenant the stream was opened for (arc-hub §9.1 `x-cratis-tenant-id`); before run().
   void set_tenant(std::string tenant) { tenant_ = std::move(tenant); }
+  /// The client's User-Agent, for the health feed; before run().
+  void set_user_agent(std::string ua) { user_agent_ = std::move(ua); }
 
   /// Admits the connection (budget), writes the stream headers and Connected.
   void run();
@@ -66,6 +68,7 @@ class sse_hub_session : public actors::frame_sink,
   server_context& ctx_;
   std::string remote_;
   std::string tenant_;
+  std::string user_agent_;
   std::string correlation_id_;
   unsigned version_;
   std::unique_ptr<actors::hub_connection> conn_;

@@ -21,8 +21,12 @@ std::int64_t unix_ms() {
 
 }  // namespace
 
-ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx)
-    : ws_(std::move(socket)), ctx_(ctx), keep_alive_(ws_.get_executor()) {
+ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
+                               std::string correlation_id)
+    : ws_(std::move(socket)),
+      ctx_(ctx),
+      correlation_id_(std::move(correlation_id)),
+      keep_alive_(ws_.get_executor()) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
   if (!ec) {
@@ -31,7 +35,7 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx)
 }
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct)
-    : ws_hub_session(std::move(socket), ctx) {
+    : ws_hub_session(std::move(socket), ctx, direct.correlation_id) {
   direct_ = std::move(direct);
 }
 
@@ -44,13 +48,19 @@ void ws_hub_session::run(http::request<http::string_body> req) {
   if (auto it = req.find("x-cratis-tenant-id"); it != req.end()) {
     tenant_ = std::string{it->value()};
   }
+  if (auto it = req.find(http::field::user_agent); it != req.end()) {
+    user_agent_ = std::string{it->value()};
+  }
   ctx_.add(shared_from_this());
   beast::get_lowest_layer(ws_).expires_never();
   // Beast's own timeouts catch dead peers (WebSocket pings at idle/2); the Arc JSON Ping of §6
   // is separate and driven by outbound silence.
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   ws_.set_option(websocket::stream_base::decorator(
-      [](websocket::response_type& res) { res.set(http::field::server, "weir"); }));
+      [correlation = correlation_id_](websocket::response_type& res) {
+        res.set(http::field::server, "weir");
+        res.set("X-Correlation-ID", correlation);  // on every response, the 101 included
+      }));
   // 0 lifts Beast's own cap: the session counts message bytes itself so that it can close
   // with the reason text arc-hub §9 prescribes.
   ws_.read_message_max(0);
@@ -81,6 +91,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   actors::connection_info info;
   info.remote_address = remote_;
   info.tenant = tenant_;
+  info.user_agent = user_agent_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
     start_close(1013, "Hub capacity reached");
@@ -96,9 +107,11 @@ void ws_hub_session::start_direct() {
   // Connected, no hub protocol. Arguments that do not bind get one Data frame with a
   // malformedRequest validation result, then the socket closes.
   auto& d = *direct_;
-  auto q = actors::direct_query::open(
-      ctx_.rt, *d.def, d.request, weak_from_this(),
-      "{\"type\":\"Data\",\"data\":{\"correlationId\":\"" + d.correlation_id + "\"", "}");
+  auto head = "{\"type\":\"Data\",\"data\":{\"correlationId\":\"" + d.correlation_id + "\"";
+  auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request.caller,
+                                                        weak_from_this(), std::move(head), "}")
+                    : actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
+                                                 std::move(head), "}");
   if (!q) {
     auto body = q.error().code == "query.invalid_arguments"
                     ? invalid_result(d.correlation_id, q.error())
@@ -298,6 +311,9 @@ void ws_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point w
       return;
     }
     self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+    if (self->conn_) {
+      self->conn_->note_ping_sent();
+    }
   });
 }
 

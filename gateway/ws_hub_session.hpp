@@ -23,7 +23,8 @@ class ws_hub_session : public actors::frame_sink,
                        public closable,
                        public std::enable_shared_from_this<ws_hub_session> {
  public:
-  ws_hub_session(tcp::socket&& socket, server_context& ctx);
+  /// `correlation_id` goes on the 101 answer as X-Correlation-ID.
+  ws_hub_session(tcp::socket&& socket, server_context& ctx, std::string correlation_id);
   /// A direct per-query WebSocket (arc-hub §10) instead of the hub.
   ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct);
   ~ws_hub_session() override;
@@ -56,6 +57,8 @@ class ws_hub_session : public actors::frame_sink,
   beast::flat_buffer buffer_;
   std::string remote_;
   std::string tenant_;
+  std::string user_agent_;
+  std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
   std::optional<direct_target> direct_;
   std::unique_ptr<actors::direct_query> direct_query_;

@@ -351,7 +351,8 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
        "maxObservableSubscriptionsPerCaller", "maxObservableInboundFrames",
        "maxObservableOutboundFrames", "maxObservableInboundFrameBytes",
        "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes", "maxObservableTombstones",
-       "tombstoneRetentionMs", "observableShutdownTimeoutMs", "allowedOrigins", "allowNullOrigin"});
+       "tombstoneRetentionMs", "observableShutdownTimeoutMs", "healthIntervalMs", "allowedOrigins",
+       "allowNullOrigin"});
   if (!s) {
     return std::move(s).error();
   }
@@ -385,6 +386,7 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   WEIR_TRY(assign(*s, "maxObservableTombstones", 1, 100000, hub.max_tombstones));
   WEIR_TRY(assign(*s, "tombstoneRetentionMs", 1, 86400000, hub.tombstone_retention_ms));
   WEIR_TRY(assign(*s, "observableShutdownTimeoutMs", 0, 600000, hub.shutdown_timeout_ms));
+  WEIR_TRY(assign(*s, "healthIntervalMs", 10, 60000, hub.health_interval_ms));
   // Browser origins trusted besides the request's own (arc-hub §8): exact origins such as
   // "https://app.example.com", without paths.
   if (const auto* v = s->get("allowedOrigins")) {

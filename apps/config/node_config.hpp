@@ -32,11 +32,13 @@ struct hub_limits {
   std::size_t max_outbound_queue_bytes = 4 << 20;
   std::size_t max_tombstones = 1024;             ///< maxObservableTombstones, 1..100000
   std::int64_t tombstone_retention_ms = 120000;  ///< tombstoneRetentionMs, 1..86400000
-  std::int64_t shutdown_timeout_ms = 10000;
+  std::int64_t shutdown_timeout_ms = 10000;      ///< observableShutdownTimeoutMs, 0..600000
+  /// healthIntervalMs (Weir's own), 10..60000: how often a health-feed subscription samples its
+  /// caller's connections; it emits only when they changed.
+  std::int64_t health_interval_ms = 1000;
   /// allowedOrigins: browser origins trusted besides the request's own (arc-hub §8).
   std::vector<std::string> allowed_origins;
-  bool allow_null_origin = false;  ///< allowNullOrigin: trust `Origin: null`      ///<
-                                   ///< observableShutdownTimeoutMs, 0..600000
+  bool allow_null_origin = false;  ///< allowNullOrigin: trust `Origin: null`
 };
 
 /// One node's configuration. Per-caller hub limits that are not given default to the configured

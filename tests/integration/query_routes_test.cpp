@@ -85,7 +85,8 @@ TEST(QueryRoutes, IntrospectionListsEveryQuery) {
   auto r = http(node->http_port(), "GET", "/.cratis/queries");
   ASSERT_EQ(r.status, 200u);
   auto list = r.json().as_array();
-  ASSERT_EQ(list.size(), 4u);
+  ASSERT_EQ(list.size(), 5u);  // the four configured queries, then the built-in health feed
+  EXPECT_EQ(list[4].as_object()["fullyQualifiedName"], "QueryHealth.ObserveHealth");
   auto& first = list[0].as_object();
   EXPECT_EQ(first["fullyQualifiedName"], "T.Items.All");
   EXPECT_EQ(first["name"], "All");

@@ -43,6 +43,7 @@ query:
   maxObservableTombstones: 12
   tombstoneRetentionMs: 5000
   observableShutdownTimeoutMs: 0
+  healthIntervalMs: 250
 queries:
   - name: Demo.Tasks.ObserveByState
     route: /api/demo/tasks/by-state
@@ -98,6 +99,7 @@ TEST(NodeConfigTest, FullConfigLoadsEveryField) {
   EXPECT_EQ(h.max_tombstones, 12u);
   EXPECT_EQ(h.tombstone_retention_ms, 5000);
   EXPECT_EQ(h.shutdown_timeout_ms, 0);
+  EXPECT_EQ(h.health_interval_ms, 250);
   ASSERT_EQ(c.queries.size(), 2u);
   const auto& q = c.queries[0];
   EXPECT_EQ(q.name, "Demo.Tasks.ObserveByState");
@@ -209,7 +211,8 @@ TEST(NodeConfigTest, RangesAreEnforced) {
                  range_case{"maxObservableOutboundFrames", 1, 10000},
                  range_case{"maxObservableInboundFrameBytes", 1, 16 << 20},
                  range_case{"maxObservableTombstones", 1, 100000},
-                 range_case{"observableShutdownTimeoutMs", 0, 600000}}) {
+                 range_case{"observableShutdownTimeoutMs", 0, 600000},
+                 range_case{"healthIntervalMs", 10, 60000}}) {
     const std::string key = c.key;
     EXPECT_TRUE(
         load_config_text("query: { " + key + ": " + std::to_string(c.max) + " }", "w").has_value())
