@@ -1,0 +1,522 @@
+// weir_load main: options, the workloads (fanout, manykeys, idle, storm), their measurement and
+// their report (one JSON line per step on stdout, a human-readable row on stderr).
+//
+//   weir_load --server weir|nchan --transport ws|sse --workload fanout|manykeys|idle|storm
+//             --port P [--subscribers N] [--keys K] [--streams R] [--publishers P]
+//             [--rates 100,200,0] [--step-seconds S] [--payload BYTES] [--sources 4]
+//             [--server-pid PID] [--hold-seconds S] [--window W] [--label TEXT]
+//
+// Exit status 0 only when every subscriber got ready and every step delivered exactly
+// subscribers × writes frames, none lost, none out of order.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "load.hpp"
+#include "proc_stats.hpp"
+
+namespace weir::bench {
+namespace {
+
+using asio::awaitable;
+using asio::use_awaitable;
+
+struct options {
+  server_kind server = server_kind::weir;
+  transport via = transport::ws;
+  std::string workload = "fanout";
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int subscribers = 1000;
+  int keys = 1;
+  int streams = -1;  // per key; default: 8 for fanout, 1 otherwise
+  int publishers = 8;
+  int window = 16;   // pipelined writes per publisher in the as-fast-as-possible step
+  std::vector<int> rates{0};
+  double step_seconds = 3;
+  std::size_t payload = 150;
+  int sources = 4;
+  int server_pid = 0;
+  double hold_seconds = 2;
+  double drain_seconds = 10;
+  std::string label;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "weir_load: %s (see bench/README.md)\n", why.c_str());
+  std::exit(2);
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) usage("missing value for " + a);
+    std::string v = argv[++i];
+    auto num = [&] { return std::atoi(v.c_str()); };
+    if (a == "--server") {
+      if (v == "weir") o.server = server_kind::weir;
+      else if (v == "nchan") o.server = server_kind::nchan;
+      else usage("--server is weir or nchan");
+    } else if (a == "--transport") {
+      if (v == "ws") o.via = transport::ws;
+      else if (v == "sse") o.via = transport::sse;
+      else usage("--transport is ws or sse");
+    } else if (a == "--workload") {
+      if (v != "fanout" && v != "manykeys" && v != "idle" && v != "storm")
+        usage("--workload is fanout, manykeys, idle or storm");
+      o.workload = v;
+    } else if (a == "--host") o.host = v;
+    else if (a == "--port") o.port = num();
+    else if (a == "--subscribers") o.subscribers = num();
+    else if (a == "--keys") o.keys = num();
+    else if (a == "--streams") o.streams = num();
+    else if (a == "--publishers") o.publishers = num();
+    else if (a == "--window") o.window = num();
+    else if (a == "--step-seconds") o.step_seconds = std::atof(v.c_str());
+    else if (a == "--payload") o.payload = static_cast<std::size_t>(num());
+    else if (a == "--sources") o.sources = num();
+    else if (a == "--server-pid") o.server_pid = num();
+    else if (a == "--hold-seconds") o.hold_seconds = std::atof(v.c_str());
+    else if (a == "--drain-seconds") o.drain_seconds = std::atof(v.c_str());
+    else if (a == "--label") o.label = v;
+    else if (a == "--rates") {
+      o.rates.clear();
+      std::stringstream ss{v};
+      std::string item;
+      while (std::getline(ss, item, ',')) o.rates.push_back(std::atoi(item.c_str()));
+    } else usage("unknown option " + a);
+  }
+  if (o.streams < 0) o.streams = o.workload == "fanout" ? 8 : 1;
+  if (o.subscribers < 1 || o.keys < 1 || o.streams < 1 || o.publishers < 1 || o.sources < 1)
+    usage("counts must be positive");
+  return o;
+}
+
+const char* name_of(server_kind s) { return s == server_kind::weir ? "weir" : "nchan"; }
+const char* name_of(transport t) { return t == transport::ws ? "ws" : "sse"; }
+
+awaitable<void> sleep_ms(double ms) {
+  asio::steady_timer t{co_await asio::this_coro::executor};
+  t.expires_after(std::chrono::microseconds{static_cast<std::int64_t>(ms * 1000)});
+  co_await t.async_wait(use_awaitable);
+}
+
+/// Polls `pred` every 2 ms; false when `seconds` pass first.
+template <class Pred>
+awaitable<bool> wait_until(Pred pred, double seconds) {
+  auto deadline = mono_ns() + static_cast<std::int64_t>(seconds * 1e9);
+  while (!pred()) {
+    if (mono_ns() > deadline) co_return false;
+    co_await sleep_ms(2);
+  }
+  co_return true;
+}
+
+class bench_run {
+ public:
+  bench_run(asio::io_context& ioc, options o) : ioc_(ioc), o_(std::move(o)) {
+    t_.server = o_.server;
+    t_.via = o_.via;
+    t_.endpoint = tcp::endpoint{asio::ip::make_address(o_.host), static_cast<unsigned short>(o_.port)};
+    for (int i = 0; i < o_.sources; ++i) {
+      t_.sources.push_back(asio::ip::make_address("127.0.0." + std::to_string(1 + i)));
+    }
+    t_.streams_per_key = o_.streams;
+    seq_.assign(static_cast<std::size_t>(o_.keys * o_.streams), 0);
+    acked_.assign(static_cast<std::size_t>(o_.keys), 0);
+    subs_per_key_.assign(static_cast<std::size_t>(o_.keys), 0);
+  }
+
+  awaitable<void> run() {
+    ok_ = co_await connect_publishers();
+    if (ok_ && o_.server == server_kind::weir && (o_.workload == "fanout" || o_.workload == "manykeys")) {
+      ok_ = co_await seed();
+    }
+    if (ok_ && o_.server == server_kind::weir && o_.via == transport::sse) {
+      ok_ = co_await connect_control();
+    }
+    if (!ok_) {
+      std::fprintf(stderr, "weir_load: cannot reach the server on %s:%d\n", o_.host.c_str(), o_.port);
+      ioc_.stop();
+      co_return;
+    }
+    if (o_.workload == "idle") {
+      co_await idle();
+    } else if (o_.workload == "storm") {
+      co_await storm();
+    } else {
+      co_await steps();
+    }
+    for (auto& s : subs_) s->stop();
+    ioc_.stop();
+  }
+
+  bool ok() const { return ok_; }
+
+ private:
+  awaitable<bool> connect_publishers() {
+    int up = 0, done = 0;
+    for (int i = 0; i < o_.publishers; ++i) {
+      auto p = std::make_shared<http_pipe>(ioc_, t_.endpoint, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
+      p->connect([&](bool ok) { ++done; up += ok; });
+      pubs_.push_back(p);
+    }
+    co_await wait_until([&] { return done == o_.publishers; }, 10);
+    co_return up == o_.publishers;
+  }
+
+  /// Weir's SSE hub binds an anonymous stream to the peer address that opened it (seed 001), so
+  /// each source address gets its own control connections.
+  awaitable<bool> connect_control() {
+    int up = 0, done = 0, n = 2 * static_cast<int>(t_.sources.size());
+    for (int i = 0; i < n; ++i) {
+      auto p = std::make_shared<http_pipe>(ioc_, t_.endpoint,
+                                           t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
+      p->connect([&](bool ok) { ++done; up += ok; });
+      control_.push_back(p);
+    }
+    co_await wait_until([&] { return done == n; }, 10);
+    co_return up == n;
+  }
+
+  std::string request_for(int key, int r, std::uint64_t seq) const {
+    auto body = make_record(r, seq, mono_ns(), o_.payload);
+    std::string head;
+    if (o_.server == server_kind::weir) {
+      head = "PUT /v1/spaces/bench/objects/" + key_name(key) + "/datasets/items/records/r" +
+             std::to_string(r) + " HTTP/1.1\r\n";
+    } else {
+      head = "POST /pub/" + key_name(key) + " HTTP/1.1\r\n";
+    }
+    head += "Host: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n";
+    return head + body;
+  }
+
+  /// One write on stream `g` (key g / streams, record g % streams), through the publisher that
+  /// owns the stream, so a stream's writes reach the server in sequence order.
+  void write(int g) {
+    int key = g / o_.streams, r = g % o_.streams;
+    owed_ += subs_per_key_[static_cast<std::size_t>(key)];
+    auto seq = ++seq_[static_cast<std::size_t>(g)];
+    auto& pipe = pubs_[static_cast<std::size_t>(g % o_.publishers)];
+    ++sent_;
+    pipe->send([this, key, r, seq] { return request_for(key, r, seq); },
+               [this, key](unsigned status) {
+                 if (status >= 200 && status < 300) {
+                   ++acked_[static_cast<std::size_t>(key)];
+                   ++acked_total_;
+                 } else {
+                   ++write_errors_;
+                   owed_ -= subs_per_key_[static_cast<std::size_t>(key)];  // no frames will come
+                 }
+               });
+  }
+
+  int pick_stream(int publisher) {
+    // Round-robin over this publisher's streams (fanout), or a random one (manykeys).
+    int total = o_.keys * o_.streams;
+    int per = (total - publisher + o_.publishers - 1) / o_.publishers;
+    if (per <= 0) return -1;
+    int i = o_.workload == "manykeys" ? static_cast<int>(rng_() % static_cast<unsigned>(per))
+                                      : (rr_[static_cast<std::size_t>(publisher)]++ % per);
+    return publisher + i * o_.publishers;
+  }
+
+  /// As fast as the server takes them, closed-loop on delivery: new writes go out while fewer
+  /// than `window` writes per publisher are still owed to some subscriber. An open loop (writes
+  /// as fast as they are acknowledged) would only measure how fast frames pile up in queues.
+  void refill() {
+    double per_write = static_cast<double>(o_.subscribers) / o_.keys;
+    auto limit = static_cast<std::uint64_t>(o_.window * o_.publishers * per_write);
+    while (owed_ < st_.frames + limit) {
+      int p = next_pub_++ % o_.publishers;
+      int g = pick_stream(p);
+      if (g < 0) return;
+      write(g);
+    }
+  }
+
+  awaitable<bool> seed() {
+    // Every record exists before anyone subscribes, so each write is a replacement.
+    for (int g = 0; g < o_.keys * o_.streams; ++g) {
+      int key = g / o_.streams, r = g % o_.streams;
+      pubs_[static_cast<std::size_t>(g % o_.publishers)]->send(
+          [this, key, r] { return request_for(key, r, 0); },
+          [this](unsigned status) { seeded_ += status >= 200 && status < 300 ? 1 : 0; ++seed_done_; });
+    }
+    co_await wait_until([&] { return seed_done_ == o_.keys * o_.streams; }, 60);
+    co_return seeded_ == o_.keys * o_.streams;
+  }
+
+  /// Starts subscribers so that at most `concurrency` are connecting at once.
+  awaitable<bool> connect_subscribers(int concurrency, double timeout_s) {
+    st_.epoch_ns = mono_ns();
+    int next = 0, in_flight = 0;
+    auto launch = [&](auto& self) -> void {
+      while (next < o_.subscribers && in_flight < concurrency) {
+        int i = next++;
+        int key = i % o_.keys;
+        ++subs_per_key_[static_cast<std::size_t>(key)];
+        auto source = t_.sources[static_cast<std::size_t>(i) % t_.sources.size()];
+        std::weak_ptr<subscriber> weak;
+        auto s = std::make_shared<subscriber>(ioc_, t_, st_, key, source,
+                                              [this, i](const std::string& body) { control(i, body); });
+        subs_.push_back(s);
+        ++in_flight;
+        s->start([&, self_ref = &self](bool) {
+          --in_flight;
+          (*self_ref)(*self_ref);
+        });
+      }
+    };
+    launch(launch);
+    bool all = co_await wait_until(
+        [&] { return st_.ready + st_.failed >= static_cast<std::uint64_t>(o_.subscribers); }, timeout_s);
+    connect_seconds_ = static_cast<double>(mono_ns() - st_.epoch_ns) / 1e9;
+    co_return all && st_.ready == static_cast<std::uint64_t>(o_.subscribers);
+  }
+
+  void control(int i, const std::string& body) {
+    // Same source address as subscriber i (see connect_subscribers), one of its two pipes.
+    auto sources = t_.sources.size();
+    auto& pipe = control_[static_cast<std::size_t>(i) % sources +
+                          sources * ((static_cast<std::size_t>(i) / sources) % 2)];
+    std::string req = "POST /.cratis/queries/sse/subscribe HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      "Content-Type: application/json\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body;
+    pipe->send([req] { return req; }, [this, i](unsigned status) {
+      if (status != 200) subs_[static_cast<std::size_t>(i)]->control_failed();
+    });
+  }
+
+  std::uint64_t expected_frames() const {
+    std::uint64_t e = 0;
+    for (std::size_t k = 0; k < acked_.size(); ++k) e += acked_[k] * subs_per_key_[k];
+    return e;
+  }
+
+  struct sample {
+    double t, client_cpu, server_cpu;
+  };
+  sample now() const {
+    return {static_cast<double>(mono_ns()) / 1e9, self_cpu_seconds(), process_cpu_seconds(o_.server_pid)};
+  }
+
+  std::string common_json() const {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "\"workload\":\"%s\",\"server\":\"%s\",\"transport\":\"%s\",\"label\":\"%s\","
+                  "\"subscribers\":%d,\"keys\":%d,\"streams_per_key\":%d,\"payload_bytes\":%zu",
+                  o_.workload.c_str(), name_of(o_.server), name_of(o_.via), o_.label.c_str(),
+                  o_.subscribers, o_.keys, o_.streams, o_.payload);
+    return buf;
+  }
+
+  awaitable<void> steps() {
+    if (!co_await connect_subscribers(512, 120)) {
+      report_not_ready();
+      co_return;
+    }
+    for (std::size_t i = 0; i < o_.rates.size(); ++i) {
+      bool saturated = co_await step(o_.rates[i]);
+      if (saturated) {
+        // Past saturation only the as-fast-as-possible step still says something new.
+        if (o_.rates.back() == 0 && i + 1 < o_.rates.size() - 1) i = o_.rates.size() - 2;
+        else if (o_.rates[i] != 0 && o_.rates.back() != 0) break;
+      }
+    }
+  }
+
+  awaitable<bool> step(int rate) {
+    st_.latency.clear();
+    auto frames0 = st_.frames, bytes0 = st_.bytes, ooo0 = st_.out_of_order, gaps0 = st_.gaps;
+    auto expected0 = expected_frames();
+    auto acked0 = acked_total_;
+    auto errors0 = write_errors_;
+    auto s0 = now();
+    auto start = mono_ns();
+    auto end = start + static_cast<std::int64_t>(o_.step_seconds * 1e9);
+    std::uint64_t offered = 0, skipped = 0;
+    if (rate == 0) {
+      owed_ = st_.frames;  // frames already delivered are not owed
+      while (mono_ns() < end) {
+        refill();
+        co_await sleep_ms(0.2);
+      }
+    } else {
+      int next_pub = 0;
+      while (mono_ns() < end) {
+        auto due = static_cast<std::uint64_t>(static_cast<double>(mono_ns() - start) / 1e9 * rate);
+        while (offered < due) {
+          ++offered;
+          int p = o_.workload == "manykeys" ? static_cast<int>(rng_() % static_cast<unsigned>(o_.publishers))
+                                            : next_pub++ % o_.publishers;
+          if (pubs_[static_cast<std::size_t>(p)]->pending() > 4096) {
+            ++skipped;  // the server is not taking writes at this rate
+            continue;
+          }
+          int g = pick_stream(p);
+          if (g >= 0) write(g);
+        }
+        co_await sleep_ms(1);
+      }
+    }
+    auto write_end = mono_ns();
+    // Every write answered, then every frame for them delivered (or the drain time passes).
+    co_await wait_until([&] { return std::all_of(pubs_.begin(), pubs_.end(), [](auto& p) { return p->pending() == 0; }); },
+                        o_.drain_seconds);
+    auto expected = expected_frames() - expected0;
+    bool drained = co_await wait_until([&] { return st_.frames - frames0 >= expected; }, o_.drain_seconds);
+    auto drain_end = mono_ns();
+    auto s1 = now();
+    auto frames = st_.frames - frames0;
+    auto writes = acked_total_ - acked0;
+    double write_secs = static_cast<double>(write_end - start) / 1e9;
+    double total_secs = static_cast<double>(drain_end - start) / 1e9;
+    double drain_secs = static_cast<double>(drain_end - write_end) / 1e9;
+    auto lost = expected > frames ? expected - frames : 0;
+    auto ooo = st_.out_of_order - ooo0;
+    auto gaps = st_.gaps - gaps0;
+    double writes_per_s = static_cast<double>(writes) / write_secs;
+    bool saturated = !drained || drain_secs > 1.0 || skipped > 0 ||
+                     (rate > 0 && writes_per_s < 0.9 * rate) ||
+                     st_.latency.percentile(0.99) > 1'000'000'000;
+    if (lost || ooo || gaps || write_errors_ != errors0 || st_.failed) failures_ = true;
+    auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    std::printf(
+        "{%s,\"rate_offered\":%d,\"writes\":%llu,\"write_errors\":%llu,\"writes_per_s\":%.1f,"
+        "\"frames\":%llu,\"expected_frames\":%llu,\"lost\":%llu,\"gaps\":%llu,\"out_of_order\":%llu,"
+        "\"frames_per_s\":%.0f,\"mbytes_per_s\":%.2f,"
+        "\"latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f},"
+        "\"drain_s\":%.3f,\"saturated\":%s,\"client_cpu_pct\":%.1f,\"server_cpu_pct\":%.1f,"
+        "\"server_rss_mib\":%.1f,\"subscribers_failed\":%llu}\n",
+        common_json().c_str(), rate, static_cast<unsigned long long>(writes),
+        static_cast<unsigned long long>(write_errors_ - errors0), writes_per_s,
+        static_cast<unsigned long long>(frames), static_cast<unsigned long long>(expected),
+        static_cast<unsigned long long>(lost), static_cast<unsigned long long>(gaps),
+        static_cast<unsigned long long>(ooo), static_cast<double>(frames) / total_secs,
+        static_cast<double>(st_.bytes - bytes0) / total_secs / 1e6, ms(st_.latency.percentile(0.5)),
+        ms(st_.latency.percentile(0.99)), ms(st_.latency.percentile(0.999)), ms(st_.latency.max()),
+        drain_secs, saturated ? "true" : "false",
+        100 * (s1.client_cpu - s0.client_cpu) / (s1.t - s0.t),
+        100 * (s1.server_cpu - s0.server_cpu) / (s1.t - s0.t),
+        static_cast<double>(process_rss_bytes(o_.server_pid)) / (1 << 20),
+        static_cast<unsigned long long>(st_.failed));
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "%-8s %-5s %-3s subs=%-6d keys=%-5d rate=%-6s writes/s=%-8.0f frames/s=%-9.0f "
+                 "p50=%.2fms p99=%.2fms p99.9=%.2fms lost=%llu ooo=%llu%s\n",
+                 o_.workload.c_str(), name_of(o_.server), name_of(o_.via), o_.subscribers, o_.keys,
+                 rate == 0 ? "max" : std::to_string(rate).c_str(), writes_per_s,
+                 static_cast<double>(frames) / total_secs, ms(st_.latency.percentile(0.5)),
+                 ms(st_.latency.percentile(0.99)), ms(st_.latency.percentile(0.999)),
+                 static_cast<unsigned long long>(lost), static_cast<unsigned long long>(ooo),
+                 saturated ? " (saturated)" : "");
+    co_return saturated;
+  }
+
+  awaitable<void> idle() {
+    co_await sleep_ms(500);
+    auto rss0 = process_rss_bytes(o_.server_pid);
+    auto sock0 = tcp_socket_memory_bytes();
+    auto inuse0 = tcp_sockets_in_use();
+    bool ready = co_await connect_subscribers(512, 300);
+    co_await sleep_ms(o_.hold_seconds * 1000);
+    auto s0 = now();
+    co_await sleep_ms(1000);
+    auto s1 = now();
+    auto rss1 = process_rss_bytes(o_.server_pid);
+    auto sock1 = tcp_socket_memory_bytes();
+    auto inuse1 = tcp_sockets_in_use();
+    if (!ready) failures_ = true;
+    double n = static_cast<double>(st_.ready ? st_.ready : 1);
+    std::printf(
+        "{%s,\"connected\":%llu,\"failed\":%llu,\"connect_s\":%.2f,\"server_rss_mib\":%.1f,"
+        "\"server_rss_bytes_per_conn\":%.0f,\"tcp_mem_bytes_per_conn\":%.0f,"
+        "\"tcp_sockets_added\":%lld,\"idle_server_cpu_pct\":%.2f}\n",
+        common_json().c_str(), static_cast<unsigned long long>(st_.ready),
+        static_cast<unsigned long long>(st_.failed), connect_seconds_,
+        static_cast<double>(rss1) / (1 << 20), (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
+        (static_cast<double>(sock1) - static_cast<double>(sock0)) / n,
+        static_cast<long long>(inuse1) - static_cast<long long>(inuse0),
+        100 * (s1.server_cpu - s0.server_cpu) / (s1.t - s0.t));
+    std::fflush(stdout);
+    std::fprintf(stderr, "idle     %-5s %-3s connected=%llu/%d rss/conn=%.0f B tcp-mem/conn=%.0f B rss=%.1f MiB\n",
+                 name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
+                 o_.subscribers, (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
+                 (static_cast<double>(sock1) - static_cast<double>(sock0)) / n,
+                 static_cast<double>(rss1) / (1 << 20));
+  }
+
+  awaitable<void> storm() {
+    auto s0 = now();
+    bool ready = co_await connect_subscribers(o_.subscribers, 120);
+    auto s1 = now();
+    if (!ready) failures_ = true;
+    auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    std::printf(
+        "{%s,\"ready\":%llu,\"failed\":%llu,\"all_ready_s\":%.3f,"
+        "\"ready_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"server_cpu_s\":%.2f}\n",
+        common_json().c_str(), static_cast<unsigned long long>(st_.ready),
+        static_cast<unsigned long long>(st_.failed), connect_seconds_,
+        ms(st_.ready_time.percentile(0.5)), ms(st_.ready_time.percentile(0.99)),
+        ms(st_.ready_time.max()), s1.server_cpu - s0.server_cpu);
+    std::fflush(stdout);
+    std::fprintf(stderr, "storm    %-5s %-3s ready=%llu/%d all ready in %.2f s (p50 %.0f ms, p99 %.0f ms)\n",
+                 name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
+                 o_.subscribers, connect_seconds_, ms(st_.ready_time.percentile(0.5)),
+                 ms(st_.ready_time.percentile(0.99)));
+  }
+
+  void report_not_ready() {
+    failures_ = true;
+    std::printf("{%s,\"error\":\"not every subscriber got ready\",\"ready\":%llu,\"failed\":%llu}\n",
+                common_json().c_str(), static_cast<unsigned long long>(st_.ready),
+                static_cast<unsigned long long>(st_.failed));
+    std::fprintf(stderr, "%s: only %llu of %d subscribers got ready (%llu failed)\n", o_.workload.c_str(),
+                 static_cast<unsigned long long>(st_.ready), o_.subscribers,
+                 static_cast<unsigned long long>(st_.failed));
+  }
+
+ public:
+  bool failures() const { return failures_ || !ok_; }
+
+ private:
+  asio::io_context& ioc_;
+  options o_;
+  target t_;
+  run_stats st_;
+  std::vector<std::shared_ptr<http_pipe>> pubs_, control_;
+  std::vector<std::shared_ptr<subscriber>> subs_;
+  std::vector<std::uint64_t> seq_, acked_, subs_per_key_;
+  std::vector<std::uint64_t> rr_ = std::vector<std::uint64_t>(1024, 0);
+  std::mt19937_64 rng_{42};
+  std::uint64_t sent_ = 0, acked_total_ = 0, write_errors_ = 0;
+  int seeded_ = 0, seed_done_ = 0;
+  std::uint64_t owed_ = 0;  ///< frames the writes sent so far will cause (closed loop)
+  int next_pub_ = 0;
+  bool ok_ = true, failures_ = false;
+  double connect_seconds_ = 0;
+};
+
+}  // namespace
+}  // namespace weir::bench
+
+int main(int argc, char** argv) {
+  using namespace weir::bench;
+  auto o = parse(argc, argv);
+  if (o.publishers > 1024) usage("at most 1024 publishers");
+  asio::io_context ioc{1};
+  bench_run run{ioc, o};
+  asio::co_spawn(ioc, run.run(), asio::detached);
+  ioc.run();
+  return run.failures() ? 1 : 0;
+}
