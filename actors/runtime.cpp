@@ -37,6 +37,10 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       connections(opts.hub.max_hub_connections, opts.hub.max_hub_connections_per_caller),
       subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller) {
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
+  // Work sharing wakes an idle worker through a condition variable the moment an actor has
+  // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between
+  // polls once relaxed, which showed up as a 20 ms p99 write-to-receipt latency at low load.
+  cfg.set("scheduler.policy", caf::atom("sharing"));
   sys = std::make_unique<caf::actor_system>(cfg);
 }
 

@@ -37,7 +37,7 @@ struct options {
   int keys = 1;
   int streams = -1;  // per key; default: 8 for fanout, 1 otherwise
   int publishers = 8;
-  int window = 16;   // pipelined writes per publisher in the as-fast-as-possible step
+  int window = 8;  // writes per key owed to subscribers in the as-fast-as-possible step
   std::vector<int> rates{0};
   double step_seconds = 3;
   std::size_t payload = 150;
@@ -231,11 +231,10 @@ class bench_run {
   }
 
   /// As fast as the server takes them, closed-loop on delivery: new writes go out while fewer
-  /// than `window` writes per publisher are still owed to some subscriber. An open loop (writes
-  /// as fast as they are acknowledged) would only measure how fast frames pile up in queues.
+  /// than `window` writes per key are still owed to some subscriber. An open loop (writes as
+  /// fast as they are acknowledged) would only measure how fast frames pile up in queues.
   void refill() {
-    double per_write = static_cast<double>(o_.subscribers) / o_.keys;
-    auto limit = static_cast<std::uint64_t>(o_.window * o_.publishers * per_write);
+    auto limit = static_cast<std::uint64_t>(o_.window) * static_cast<std::uint64_t>(o_.subscribers);
     while (owed_ < st_.frames + limit) {
       int p = next_pub_++ % o_.publishers;
       int g = pick_stream(p);
