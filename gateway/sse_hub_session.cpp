@@ -3,6 +3,8 @@
 // bounds the stream is closed), and the connection registry that control POSTs use.
 #include "gateway/sse_hub_session.hpp"
 
+#include <cstdio>
+
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "gateway/query_routes.hpp"
@@ -12,6 +14,7 @@ namespace {
 
 constexpr std::string_view data_prefix = "data: ";
 constexpr std::string_view event_end = "\n\n";
+constexpr std::string_view crlf = "\r\n";
 
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -221,29 +224,68 @@ void sse_hub_session::do_write() {
   if (queue_.empty()) {
     return;
   }
-  auto& f = queue_.front();
-  chunk_buffers bufs{asio::buffer(data_prefix.data(), data_prefix.size()),
-                     f.head ? asio::buffer(*f.head) : asio::const_buffer{},
-                     f.body ? asio::buffer(*f.body) : asio::const_buffer{},
-                     asio::buffer(f.tail.data(), f.tail.size()),
-                     asio::buffer(event_end.data(), event_end.size())};
-  chunk_.emplace(http::make_chunk(bufs));
+  // Every frame queued goes out in one chunk and one gather write (one syscall), up to a bound,
+  // so a burst costs the kernel one send per connection instead of one per frame. A frame's
+  // liveness is checked as it joins the batch: nothing stale is written.
+  constexpr std::size_t max_batch = 64;
+  write_buffers_.clear();
+  write_buffers_.emplace_back();  // the chunk-size line, filled in below
+  std::size_t bytes = 0;
+  batch_ = 0;
+  batch_bytes_ = 0;
+  for (auto& f : queue_) {
+    if (batch_ == max_batch) {
+      break;
+    }
+    ++batch_;
+    batch_bytes_ += f.size();
+    if (!f.is_live()) {
+      continue;  // dropped with the batch
+    }
+    write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
+    if (f.head) {
+      write_buffers_.push_back(asio::buffer(*f.head));
+    }
+    if (f.body) {
+      write_buffers_.push_back(asio::buffer(*f.body));
+    }
+    write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+    write_buffers_.push_back(asio::buffer(event_end.data(), event_end.size()));
+    bytes += data_prefix.size() + f.size() + event_end.size();
+  }
+  if (bytes == 0) {
+    // Everything in the batch went stale meanwhile.
+    for (std::size_t i = 0; i < batch_; ++i) {
+      queue_.pop_front();
+    }
+    queued_bytes_ -= batch_bytes_;
+    do_write();
+    return;
+  }
+  char size_line[24];
+  auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes);
+  chunk_size_line_.assign(size_line, static_cast<std::size_t>(n));
+  write_buffers_.front() = asio::buffer(chunk_size_line_);
+  write_buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
   writing_ = true;
-  asio::async_write(stream_, *chunk_,
+  asio::async_write(stream_, write_buffers_,
                     beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
 }
 
 void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
   writing_ = false;
-  chunk_.reset();
   if (ec) {
     closed_ = true;
     keep_alive_.cancel();
     stream_.socket().close(ec);
     return;
   }
-  queued_bytes_ -= queue_.front().size();
-  queue_.pop_front();
+  for (std::size_t i = 0; i < batch_; ++i) {
+    queue_.pop_front();
+  }
+  queued_bytes_ -= batch_bytes_;
+  batch_ = 0;
+  batch_bytes_ = 0;
   if (closed_) {
     queue_.clear();
     queued_bytes_ = 0;

@@ -86,8 +86,11 @@ class sse_hub_session : public actors::frame_sink,
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
-  using chunk_buffers = std::array<asio::const_buffer, 5>;
-  std::optional<http::chunk_body<chunk_buffers>> chunk_;
+  // The batch being written: its frames stay at the queue's front until the write completes.
+  std::vector<asio::const_buffer> write_buffers_;
+  std::string chunk_size_line_;
+  std::size_t batch_ = 0;
+  std::size_t batch_bytes_ = 0;
   asio::steady_timer keep_alive_;
   bool keep_alive_armed_ = false;
   std::chrono::steady_clock::time_point last_write_{};

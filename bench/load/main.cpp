@@ -385,8 +385,10 @@ class bench_run {
     auto ooo = st_.out_of_order - ooo0;
     auto gaps = st_.gaps - gaps0;
     double writes_per_s = static_cast<double>(writes) / write_secs;
+    // Saturated: the server did not take the offered writes, or did not deliver them within a
+    // second of the last one, or kept frames waiting over a second.
     bool saturated = !drained || drain_secs > 1.0 || skipped > 0 ||
-                     (rate > 0 && writes_per_s < 0.9 * rate) ||
+                     (rate > 0 && static_cast<double>(writes) < 0.9 * static_cast<double>(offered)) ||
                      st_.latency.percentile(0.99) > 1'000'000'000;
     if (lost || ooo || gaps || write_errors_ != errors0 || st_.failed) failures_ = true;
     auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
