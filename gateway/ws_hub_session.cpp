@@ -4,6 +4,10 @@
 // capacity reached" over the connection budget, and one write in flight at a time.
 #include "gateway/ws_hub_session.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <chrono>
 
 #include "actors/runtime.hpp"
@@ -239,6 +243,11 @@ void ws_hub_session::do_write() {
   if (queue_.empty()) {
     return;
   }
+  // A burst is corked: the kernel packs the frames written back to back into full segments
+  // and sends them when the queue runs dry (uncork), instead of one segment per frame.
+  if (!corked_ && queue_.size() > 1) {
+    set_cork(true);
+  }
   auto& f = queue_.front();
   write_buffers_[0] = f.head ? asio::buffer(*f.head) : asio::const_buffer{};
   write_buffers_[1] = f.body ? asio::buffer(*f.body) : asio::const_buffer{};
@@ -275,6 +284,16 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
   if (!queue_.empty()) {
     do_write();
   }
+  if (!writing_ && corked_) {
+    set_cork(false);  // flushes what the cork held back
+  }
+}
+
+void ws_hub_session::set_cork(bool on) {
+  int v = on ? 1 : 0;
+  auto& sock = beast::get_lowest_layer(ws_).socket();
+  ::setsockopt(sock.native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+  corked_ = on;
 }
 
 void ws_hub_session::arm_keep_alive() {

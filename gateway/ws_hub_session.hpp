@@ -47,6 +47,7 @@ class ws_hub_session : public actors::frame_sink,
   void drain_inbox();
   void enqueue(actors::outbound_frame f);
   void do_write();
+  void set_cork(bool on);
   void on_write(beast::error_code ec, std::size_t n);
   void start_close(std::uint16_t code, std::string reason);
   void arm_keep_alive();
@@ -57,6 +58,7 @@ class ws_hub_session : public actors::frame_sink,
   beast::flat_buffer buffer_;
   std::string remote_;
   std::string tenant_;
+  bool corked_ = false;
   std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;

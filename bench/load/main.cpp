@@ -37,7 +37,7 @@ struct options {
   int keys = 1;
   int streams = -1;  // per key; default: 8 for fanout, 1 otherwise
   int publishers = 8;
-  int window = 8;  // writes per key owed to subscribers in the as-fast-as-possible step
+  int window = 32;  // writes per key owed to subscribers in the as-fast-as-possible step
   std::vector<int> rates{0};
   double step_seconds = 3;
   std::size_t payload = 150;
