@@ -2,6 +2,11 @@
 // (binary → 1008 "Text frames required", oversized → 1009 "Inbound frame too large"), §9
 // outbound bounds (1013 "Outbound queue full", 1008 "Invalid outbound frame"), 1013 "Hub
 // capacity reached" over the connection budget, and one write in flight at a time.
+//
+// Beast accepts the upgrade; after that the session owns the socket and speaks RFC 6455 itself
+// (core/ws_framing): every frame queued goes out in one gather write, one syscall per burst per
+// connection instead of one per frame (the fan-out cost that mattered, see
+// docs/performance.md), and the read side holds no buffer while the client is quiet.
 #include "gateway/ws_hub_session.hpp"
 
 #include <netinet/in.h>
@@ -9,9 +14,11 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
+#include "core/ws_framing.hpp"
 #include "gateway/query_routes.hpp"
 
 namespace weir::gateway {
@@ -27,12 +34,15 @@ std::int64_t unix_ms() {
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
                                std::string correlation_id)
-    : ws_(std::move(socket)),
+    : exec_(socket.get_executor()),
+      handshake_(std::make_unique<websocket::stream<beast::tcp_stream>>(std::move(socket))),
+      sock_(exec_),
       ctx_(ctx),
       correlation_id_(std::move(correlation_id)),
-      keep_alive_(ws_.get_executor()) {
+      keep_alive_(exec_),
+      close_timer_(exec_) {
   beast::error_code ec;
-  auto ep = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
+  auto ep = beast::get_lowest_layer(*handshake_).socket().remote_endpoint(ec);
   if (!ec) {
     remote_ = ep.address().to_string();
   }
@@ -56,32 +66,35 @@ void ws_hub_session::run(http::request<http::string_body> req) {
     user_agent_ = std::string{it->value()};
   }
   ctx_.add(shared_from_this());
-  beast::get_lowest_layer(ws_).expires_never();
-  // Beast's own timeouts catch dead peers (WebSocket pings at idle/2); the Arc JSON Ping of §6
-  // is separate and driven by outbound silence.
-  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws_.set_option(websocket::stream_base::decorator(
+  auto& ws = *handshake_;
+  beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
+  ws.set_option(websocket::stream_base::decorator(
       [correlation = correlation_id_](websocket::response_type& res) {
         res.set(http::field::server, "weir");
         res.set("X-Correlation-ID", correlation);  // on every response, the 101 included
       }));
-  // 0 lifts Beast's own cap: the session counts message bytes itself so that it can close
-  // with the reason text arc-hub §9 prescribes.
-  ws_.read_message_max(0);
-  ws_.async_accept(req, beast::bind_front_handler(&ws_hub_session::on_accept, shared_from_this()));
+  ws.async_accept(req, beast::bind_front_handler(&ws_hub_session::on_accept, shared_from_this()));
 }
 
 void ws_hub_session::on_accept(beast::error_code ec) {
   if (ec) {
     closed_ = true;
+    handshake_.reset();
     return;
   }
+  // From here on the socket is ours: Beast's stream (and its buffers) go.
+  beast::get_lowest_layer(*handshake_).expires_never();
+  sock_ = beast::get_lowest_layer(*handshake_).release_socket();
+  handshake_.reset();
+  beast::error_code ignored;
+  sock_.non_blocking(true, ignored);
+  sock_.set_option(tcp::no_delay(true), ignored);
   accepted_ = true;
+  // Reading starts at once, whatever follows: a close sent now still needs the peer's answer.
+  do_read();
   if (closing_) {
-    // A shutdown asked to close while the handshake was being written: close now that no
-    // other write is in flight.
-    ws_.async_close(close_reason_,
-                    [self = shared_from_this()](beast::error_code) { self->closed_ = true; });
+    // A shutdown asked to close while the handshake was being written.
+    write_close();
     return;
   }
   if (ctx_.draining) {
@@ -103,7 +116,6 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   }
   // Connected goes out before anything is read (arc-hub §2.1).
   enqueue(actors::outbound_frame::text(conn_->connected_frame()));
-  do_read();
 }
 
 void ws_hub_session::start_direct() {
@@ -125,7 +137,6 @@ void ws_hub_session::start_direct() {
     return;
   }
   direct_query_ = std::move(q.value());
-  do_read();
 }
 
 void ws_hub_session::on_direct_text(const std::string& text) {
@@ -137,57 +148,180 @@ void ws_hub_session::on_direct_text(const std::string& text) {
 }
 
 void ws_hub_session::do_read() {
-  auto limit = ctx_.rt.hub().max_inbound_frame_bytes;
-  // Read at most one byte past the cap, so an oversized message is noticed without buffering it.
-  auto room = limit + 1 - std::min(limit, buffer_.size());
-  ws_.async_read_some(buffer_, room,
-                      beast::bind_front_handler(&ws_hub_session::on_read, shared_from_this()));
+  sock_.async_wait(tcp::socket::wait_read,
+                   beast::bind_front_handler(&ws_hub_session::on_readable, shared_from_this()));
 }
 
-void ws_hub_session::on_read(beast::error_code ec, std::size_t) {
+void ws_hub_session::on_readable(beast::error_code ec) {
   if (ec) {
-    // The peer is gone: stop taking frames and let go of the queue, so nothing keeps this
-    // session (its actor, its budget units) alive.
-    closed_ = true;
-    keep_alive_.cancel();
-    inbox_.close();
-    if (!writing_) {
-      queue_.clear();
-      queued_bytes_ = 0;
-    }
+    lost();
     return;
   }
+  // Drain what the kernel has into one scratch buffer per thread; only an incomplete frame is
+  // kept, so a quiet connection holds no read buffer.
+  thread_local std::array<char, 64 * 1024> scratch;
+  for (;;) {
+    auto n = sock_.read_some(asio::buffer(scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      break;
+    }
+    if (ec || n == 0) {
+      lost();
+      return;
+    }
+    rbuf_.append(scratch.data(), n);
+    if (!parse_frames()) {
+      return;  // gone
+    }
+    if (n < scratch.size()) {
+      break;
+    }
+  }
+  if (rbuf_.empty() && rbuf_.capacity() > 4096) {
+    std::string{}.swap(rbuf_);
+  }
+  do_read();
+}
+
+bool ws_hub_session::parse_frames() {
+  namespace wsf = core::ws;
+  const auto limit = ctx_.rt.hub().max_inbound_frame_bytes;
+  std::size_t pos = 0;
+  while (!closed_) {
+    if (discard_input_) {
+      rbuf_.clear();  // no frame boundary to resynchronise on: everything is dropped
+      return false;
+    }
+    if (skip_ > 0) {
+      // The rest of a refused frame, never buffered.
+      auto n = static_cast<std::size_t>(std::min<std::uint64_t>(skip_, rbuf_.size() - pos));
+      pos += n;
+      skip_ -= n;
+      if (skip_ > 0) {
+        break;
+      }
+    }
+    wsf::frame_header h;
+    auto status = wsf::parse_client_header(std::string_view{rbuf_}.substr(pos), h);
+    if (status == wsf::parse_status::incomplete) {
+      break;
+    }
+    if (status == wsf::parse_status::protocol_error) {
+      discard_input_ = true;
+      start_close(1002, "Protocol error");
+      continue;
+    }
+    bool control = static_cast<std::uint8_t>(h.op) >= 0x8;
+    if (!control) {
+      std::optional<std::pair<std::uint16_t, const char*>> refuse;
+      if ((h.op == wsf::opcode::continuation) != in_message_) {
+        discard_input_ = true;  // a continuation without a start, or a start inside a message
+        start_close(1002, "Protocol error");
+        continue;
+      }
+      if (h.op == wsf::opcode::binary) {
+        refuse.emplace(1008, "Text frames required");
+      } else if (message_.size() + h.length > limit) {
+        refuse.emplace(1009, "Inbound frame too large");  // seen from the header alone
+      }
+      if (refuse || closing_) {
+        // Skip the frame's payload without buffering it; keep reading for the peer's close.
+        pos += h.size;
+        skip_ = h.length;
+        message_.clear();
+        in_message_ = false;
+        if (refuse) {
+          start_close(refuse->first, refuse->second);
+        }
+        continue;
+      }
+    }
+    if (rbuf_.size() - pos < h.size + h.length) {
+      break;  // the payload has not all arrived (at most `limit` bytes, checked above)
+    }
+    char* payload = rbuf_.data() + pos + h.size;
+    auto len = static_cast<std::size_t>(h.length);
+    wsf::unmask(payload, len, h.mask);
+    std::string_view data{payload, len};
+    pos += h.size + len;
+    switch (h.op) {
+      case wsf::opcode::ping:
+        if (!closing_) {
+          control_out_ += wsf::encode_server_frame(wsf::opcode::pong, data);
+          if (!writing_) {
+            do_write();
+          }
+        }
+        break;
+      case wsf::opcode::pong:
+        break;
+      case wsf::opcode::close: {
+        peer_closed_ = true;
+        if (close_sent_) {
+          lost();  // the peer answered our close: the closing handshake is complete
+          return false;
+        }
+        // The peer closes first: answer with its code (RFC 6455 §5.5.1), then end.
+        auto code = wsf::close_code_of(data);
+        if (code == 0) {
+          start_close(1002, "Protocol error");
+        } else {
+          start_close(code == 1005 ? 1000 : code, "");
+        }
+        discard_input_ = true;  // nothing may follow a close
+        continue;
+      }
+      default:
+        message_.append(data);
+        in_message_ = !h.fin;
+        if (h.fin) {
+          std::string text;
+          text.swap(message_);
+          if (!wsf::valid_utf8(text)) {
+            start_close(1007, "Invalid UTF-8");
+          } else {
+            on_message(std::move(text));
+          }
+        }
+        break;
+    }
+  }
+  rbuf_.erase(0, pos);
+  return !closed_;
+}
+
+void ws_hub_session::on_message(std::string text) {
   if (closing_) {
     return;
   }
-  if (ws_.got_binary()) {
-    start_close(1008, "Text frames required");
+  if (direct_) {
+    on_direct_text(text);
     return;
   }
-  if (buffer_.size() > ctx_.rt.hub().max_inbound_frame_bytes) {
-    start_close(1009, "Inbound frame too large");
-    return;
+  if (!conn_->deliver(std::move(text))) {
+    start_close(1013, "Inbound queue full");
   }
-  if (ws_.is_message_done()) {
-    std::string text = beast::buffers_to_string(buffer_.data());
-    buffer_.consume(buffer_.size());
-    if (direct_) {
-      on_direct_text(text);
-      do_read();
-      return;
-    }
-    if (!conn_->deliver(std::move(text))) {
-      start_close(1013, "Inbound queue full");
-      return;
-    }
+}
+
+void ws_hub_session::lost() {
+  // The peer is gone: stop taking frames and let go of the queue, so nothing keeps this
+  // session (its actor, its budget units) alive.
+  closed_ = true;
+  keep_alive_.cancel();
+  close_timer_.cancel();
+  inbox_.close();
+  beast::error_code ec;
+  sock_.close(ec);
+  if (!writing_) {
+    queue_.clear();
+    queued_bytes_ = 0;
   }
-  do_read();
 }
 
 void ws_hub_session::send(actors::outbound_frame frame) {
   switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
     case bounded_inbox::push_result::schedule:
-      asio::post(ws_.get_executor(),
+      asio::post(exec_,
                  beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
       break;
     case bounded_inbox::push_result::overflow:
@@ -234,66 +368,127 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
 }
 
 void ws_hub_session::do_write() {
-  // "Still current" is checked right before each write: a subscription replaced or cancelled
-  // after its frame was queued gets nothing more on the wire.
-  while (!queue_.empty() && !queue_.front().is_live()) {
-    queued_bytes_ -= queue_.front().size();
-    queue_.pop_front();
-  }
-  if (queue_.empty()) {
+  if (closed_ || writing_) {
     return;
   }
-  // A burst is corked: the kernel packs the frames written back to back into full segments
-  // and sends them when the queue runs dry (uncork), instead of one segment per frame.
-  if (!corked_ && queue_.size() > 1) {
-    set_cork(true);
+  // Every frame queued (up to a bound) goes out in one gather write. "Still current" is checked
+  // as a frame joins the batch: a subscription replaced or cancelled after its frame was queued
+  // gets nothing more on the wire.
+  constexpr std::size_t max_batch = 64;
+  write_buffers_.clear();
+  headers_.resize(max_batch * 10);
+  batch_ = 0;
+  batch_bytes_ = 0;
+  if (!control_out_.empty()) {
+    control_in_flight_.swap(control_out_);
+    control_out_.clear();
+    write_buffers_.push_back(asio::buffer(control_in_flight_));
   }
-  auto& f = queue_.front();
-  write_buffers_[0] = f.head ? asio::buffer(*f.head) : asio::const_buffer{};
-  write_buffers_[1] = f.body ? asio::buffer(*f.body) : asio::const_buffer{};
-  write_buffers_[2] = asio::buffer(f.tail.data(), f.tail.size());
+  for (auto& f : queue_) {
+    if (batch_ == max_batch) {
+      break;
+    }
+    ++batch_;
+    batch_bytes_ += f.size();
+    if (!f.is_live()) {
+      continue;
+    }
+    auto* h = reinterpret_cast<std::uint8_t*>(headers_.data()) + (batch_ - 1) * 10;
+    auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), h);
+    write_buffers_.push_back(asio::const_buffer{h, hs});
+    if (f.head) {
+      write_buffers_.push_back(asio::buffer(*f.head));
+    }
+    if (f.body) {
+      write_buffers_.push_back(asio::buffer(*f.body));
+    }
+    if (!f.tail.empty()) {
+      write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+    }
+  }
+  if (write_buffers_.empty()) {
+    for (std::size_t i = 0; i < batch_; ++i) {
+      queue_.pop_front();
+    }
+    queued_bytes_ -= batch_bytes_;
+    batch_ = 0;
+    batch_bytes_ = 0;
+    if (closing_) {
+      write_close();
+    }
+    return;
+  }
   writing_ = true;
-  ws_.text(true);
-  ws_.async_write(write_buffers_,
-                  beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
+  asio::async_write(sock_, write_buffers_,
+                    beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
 }
 
 void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
   writing_ = false;
+  control_in_flight_.clear();
   if (ec) {
-    closed_ = true;
-    keep_alive_.cancel();
-    beast::get_lowest_layer(ws_).socket().close(ec);
+    lost();
     return;
   }
-  queued_bytes_ -= queue_.front().size();
-  queue_.pop_front();
+  for (std::size_t i = 0; i < batch_; ++i) {
+    queue_.pop_front();
+  }
+  queued_bytes_ -= batch_bytes_;
+  batch_ = 0;
+  batch_bytes_ = 0;
   if (closed_) {
     queue_.clear();
     queued_bytes_ = 0;
     return;
   }
   if (closing_) {
-    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {
-      self->closed_ = true;
-      self->keep_alive_.cancel();
-    });
+    if (!close_sent_) {
+      write_close();
+    }
     return;
   }
   arm_keep_alive();
-  if (!queue_.empty()) {
+  if (!queue_.empty() || !control_out_.empty()) {
     do_write();
-  }
-  if (!writing_ && corked_) {
-    set_cork(false);  // flushes what the cork held back
   }
 }
 
-void ws_hub_session::set_cork(bool on) {
-  int v = on ? 1 : 0;
-  auto& sock = beast::get_lowest_layer(ws_).socket();
-  ::setsockopt(sock.native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof v);
-  corked_ = on;
+void ws_hub_session::write_close() {
+  if (close_sent_ || closed_ || !accepted_) {
+    return;
+  }
+  if (writing_) {
+    return;  // on_write sends it when the batch in flight is done
+  }
+  close_sent_ = true;
+  writing_ = true;
+  close_frame_ = core::ws::encode_server_frame(core::ws::opcode::close,
+                                               core::ws::close_payload(close_code_, close_text_));
+  asio::async_write(sock_, asio::buffer(close_frame_),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      if (self->closed_) {
+                        return;  // the peer went away meanwhile: nothing to wait for
+                      }
+                      if (ec) {
+                        self->lost();
+                        return;
+                      }
+                      if (self->peer_closed_ || self->discard_input_) {
+                        // The peer already closed, or its stream cannot be read any more: the
+                        // server ends the TCP connection first (RFC 6455 §7.1.1).
+                        self->lost();
+                        return;
+                      }
+                      // Wait a bounded time for the peer's close (reading goes on), then
+                      // drop the connection either way.
+                      self->close_timer_.expires_after(std::chrono::seconds(5));
+                      self->close_timer_.async_wait([self](beast::error_code ec) {
+                        if (!ec && !self->closed_) {
+                          self->lost();
+                        }
+                      });
+                    });
 }
 
 void ws_hub_session::arm_keep_alive() {
@@ -337,7 +532,7 @@ void ws_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point w
 }
 
 void ws_hub_session::close(std::uint16_t code, std::string reason) {
-  asio::post(ws_.get_executor(), [self = shared_from_this(), code, reason = std::move(reason)] {
+  asio::post(exec_, [self = shared_from_this(), code, reason = std::move(reason)] {
     self->start_close(code, reason);
   });
 }
@@ -349,16 +544,17 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
   closing_ = true;
   inbox_.close();
   keep_alive_.cancel();
-  close_reason_ = websocket::close_reason{static_cast<websocket::close_code>(code), reason};
-  // Frames not yet started are dropped: after a close nothing else may go out. One write may
-  // be in flight; the close follows it.
-  while (queue_.size() > (writing_ ? 1u : 0u)) {
+  close_code_ = code;
+  close_text_ = std::move(reason);
+  // Frames not yet started are dropped: after a close nothing else may go out. One batch may be
+  // in flight; the close follows it.
+  while (queue_.size() > (writing_ ? batch_ : 0u)) {
     queued_bytes_ -= queue_.back().size();
     queue_.pop_back();
   }
+  control_out_.clear();
   if (!writing_ && accepted_) {
-    ws_.async_close(close_reason_,
-                    [self = shared_from_this()](beast::error_code) { self->closed_ = true; });
+    write_close();
   }
 }
 

@@ -43,22 +43,27 @@ class ws_hub_session : public actors::frame_sink,
   void start_direct();
   void on_direct_text(const std::string& text);
   void do_read();
-  void on_read(beast::error_code ec, std::size_t n);
+  void on_readable(beast::error_code ec);
+  /// Handles every complete frame in rbuf_; false when the connection is closing or gone.
+  bool parse_frames();
+  void on_message(std::string text);
+  void lost();
   void drain_inbox();
   void enqueue(actors::outbound_frame f);
   void do_write();
-  void set_cork(bool on);
   void on_write(beast::error_code ec, std::size_t n);
+  void write_close();
   void start_close(std::uint16_t code, std::string reason);
   void arm_keep_alive();
   void schedule_keep_alive(std::chrono::steady_clock::time_point when);
 
-  websocket::stream<beast::tcp_stream> ws_;
+  asio::any_io_executor exec_;
+  /// Only for the upgrade: Beast writes the 101, then hands the socket over.
+  std::unique_ptr<websocket::stream<beast::tcp_stream>> handshake_;
+  tcp::socket sock_;
   server_context& ctx_;
-  beast::flat_buffer buffer_;
   std::string remote_;
   std::string tenant_;
-  bool corked_ = false;
   std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
@@ -69,17 +74,32 @@ class ws_hub_session : public actors::frame_sink,
   bounded_inbox inbox_;  // actors → strand
 
   // Strand-only state.
+  std::string rbuf_;     // received bytes of an incomplete frame
+  std::string message_;  // a fragmented message being reassembled
+  bool in_message_ = false;
+  std::uint64_t skip_ = 0;      // payload bytes of a refused frame still to drop
+  bool discard_input_ = false;  // after a protocol error or the peer's close
+  bool peer_closed_ = false;
   std::deque<actors::outbound_frame> queue_;
   std::size_t queued_bytes_ = 0;
+  std::string control_out_;        // pongs waiting for the next write
+  std::string control_in_flight_;  // pongs in the write in flight
+  std::vector<asio::const_buffer> write_buffers_;
+  std::string headers_;  // frame headers of the batch in flight, 10 bytes per frame
+  std::size_t batch_ = 0;
+  std::size_t batch_bytes_ = 0;
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  bool close_sent_ = false;
   bool accepted_ = false;  // until the handshake is written, a close must wait for it
-  websocket::close_reason close_reason_;
+  std::uint16_t close_code_ = 1000;
+  std::string close_text_;
+  std::string close_frame_;
   asio::steady_timer keep_alive_;
+  asio::steady_timer close_timer_;
   bool keep_alive_armed_ = false;
   std::chrono::steady_clock::time_point last_write_{};
-  std::array<asio::const_buffer, 3> write_buffers_{};
 };
 
 }  // namespace weir::gateway

@@ -19,14 +19,14 @@ void http_pipe::connect(std::function<void(bool)> done) {
     done(false);
     return;
   }
-  sock_.async_connect(ep_, [self = shared_from_this(), done = std::move(done)](
-                               boost::system::error_code ec) {
-    if (!ec) {
-      self->sock_.set_option(tcp::no_delay(true), ec);
-      self->read();
-    }
-    done(!ec);
-  });
+  sock_.async_connect(
+      ep_, [self = shared_from_this(), done = std::move(done)](boost::system::error_code ec) {
+        if (!ec) {
+          self->sock_.set_option(tcp::no_delay(true), ec);
+          self->read();
+        }
+        done(!ec);
+      });
 }
 
 void http_pipe::send(std::function<std::string()> build, std::function<void(unsigned)> done) {

@@ -51,7 +51,9 @@ struct run_stats {
 std::string make_record(int stream, std::uint64_t seq, std::int64_t ts, std::size_t size);
 
 /// Keys are named k0, k1, … on both servers (Weir: the object id; nchan: the channel id).
-inline std::string key_name(int k) { return "k" + std::to_string(k); }
+inline std::string key_name(int k) {
+  return "k" + std::to_string(k);
+}
 
 /// One subscriber connection. Callbacks `on_ready` / `on_failed` run once.
 class subscriber : public std::enable_shared_from_this<subscriber> {

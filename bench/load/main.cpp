@@ -57,50 +57,78 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (i + 1 >= argc) usage("missing value for " + a);
+    if (i + 1 >= argc)
+      usage("missing value for " + a);
     std::string v = argv[++i];
     auto num = [&] { return std::atoi(v.c_str()); };
     if (a == "--server") {
-      if (v == "weir") o.server = server_kind::weir;
-      else if (v == "nchan") o.server = server_kind::nchan;
-      else usage("--server is weir or nchan");
+      if (v == "weir")
+        o.server = server_kind::weir;
+      else if (v == "nchan")
+        o.server = server_kind::nchan;
+      else
+        usage("--server is weir or nchan");
     } else if (a == "--transport") {
-      if (v == "ws") o.via = transport::ws;
-      else if (v == "sse") o.via = transport::sse;
-      else usage("--transport is ws or sse");
+      if (v == "ws")
+        o.via = transport::ws;
+      else if (v == "sse")
+        o.via = transport::sse;
+      else
+        usage("--transport is ws or sse");
     } else if (a == "--workload") {
       if (v != "fanout" && v != "manykeys" && v != "idle" && v != "storm")
         usage("--workload is fanout, manykeys, idle or storm");
       o.workload = v;
-    } else if (a == "--host") o.host = v;
-    else if (a == "--port") o.port = num();
-    else if (a == "--subscribers") o.subscribers = num();
-    else if (a == "--keys") o.keys = num();
-    else if (a == "--streams") o.streams = num();
-    else if (a == "--publishers") o.publishers = num();
-    else if (a == "--window") o.window = num();
-    else if (a == "--step-seconds") o.step_seconds = std::atof(v.c_str());
-    else if (a == "--payload") o.payload = static_cast<std::size_t>(num());
-    else if (a == "--sources") o.sources = num();
-    else if (a == "--server-pid") o.server_pid = num();
-    else if (a == "--hold-seconds") o.hold_seconds = std::atof(v.c_str());
-    else if (a == "--drain-seconds") o.drain_seconds = std::atof(v.c_str());
-    else if (a == "--label") o.label = v;
+    } else if (a == "--host")
+      o.host = v;
+    else if (a == "--port")
+      o.port = num();
+    else if (a == "--subscribers")
+      o.subscribers = num();
+    else if (a == "--keys")
+      o.keys = num();
+    else if (a == "--streams")
+      o.streams = num();
+    else if (a == "--publishers")
+      o.publishers = num();
+    else if (a == "--window")
+      o.window = num();
+    else if (a == "--step-seconds")
+      o.step_seconds = std::atof(v.c_str());
+    else if (a == "--payload")
+      o.payload = static_cast<std::size_t>(num());
+    else if (a == "--sources")
+      o.sources = num();
+    else if (a == "--server-pid")
+      o.server_pid = num();
+    else if (a == "--hold-seconds")
+      o.hold_seconds = std::atof(v.c_str());
+    else if (a == "--drain-seconds")
+      o.drain_seconds = std::atof(v.c_str());
+    else if (a == "--label")
+      o.label = v;
     else if (a == "--rates") {
       o.rates.clear();
       std::stringstream ss{v};
       std::string item;
-      while (std::getline(ss, item, ',')) o.rates.push_back(std::atoi(item.c_str()));
-    } else usage("unknown option " + a);
+      while (std::getline(ss, item, ','))
+        o.rates.push_back(std::atoi(item.c_str()));
+    } else
+      usage("unknown option " + a);
   }
-  if (o.streams < 0) o.streams = o.workload == "fanout" ? 8 : 1;
+  if (o.streams < 0)
+    o.streams = o.workload == "fanout" ? 8 : 1;
   if (o.subscribers < 1 || o.keys < 1 || o.streams < 1 || o.publishers < 1 || o.sources < 1)
     usage("counts must be positive");
   return o;
 }
 
-const char* name_of(server_kind s) { return s == server_kind::weir ? "weir" : "nchan"; }
-const char* name_of(transport t) { return t == transport::ws ? "ws" : "sse"; }
+const char* name_of(server_kind s) {
+  return s == server_kind::weir ? "weir" : "nchan";
+}
+const char* name_of(transport t) {
+  return t == transport::ws ? "ws" : "sse";
+}
 
 awaitable<void> sleep_ms(double ms) {
   asio::steady_timer t{co_await asio::this_coro::executor};
@@ -113,7 +141,8 @@ template <class Pred>
 awaitable<bool> wait_until(Pred pred, double seconds) {
   auto deadline = mono_ns() + static_cast<std::int64_t>(seconds * 1e9);
   while (!pred()) {
-    if (mono_ns() > deadline) co_return false;
+    if (mono_ns() > deadline)
+      co_return false;
     co_await sleep_ms(2);
   }
   co_return true;
@@ -124,7 +153,8 @@ class bench_run {
   bench_run(asio::io_context& ioc, options o) : ioc_(ioc), o_(std::move(o)) {
     t_.server = o_.server;
     t_.via = o_.via;
-    t_.endpoint = tcp::endpoint{asio::ip::make_address(o_.host), static_cast<unsigned short>(o_.port)};
+    t_.endpoint =
+        tcp::endpoint{asio::ip::make_address(o_.host), static_cast<unsigned short>(o_.port)};
     for (int i = 0; i < o_.sources; ++i) {
       t_.sources.push_back(asio::ip::make_address("127.0.0." + std::to_string(1 + i)));
     }
@@ -136,14 +166,16 @@ class bench_run {
 
   awaitable<void> run() {
     ok_ = co_await connect_publishers();
-    if (ok_ && o_.server == server_kind::weir && (o_.workload == "fanout" || o_.workload == "manykeys")) {
+    if (ok_ && o_.server == server_kind::weir &&
+        (o_.workload == "fanout" || o_.workload == "manykeys")) {
       ok_ = co_await seed();
     }
     if (ok_ && o_.server == server_kind::weir && o_.via == transport::sse) {
       ok_ = co_await connect_control();
     }
     if (!ok_) {
-      std::fprintf(stderr, "weir_load: cannot reach the server on %s:%d\n", o_.host.c_str(), o_.port);
+      std::fprintf(stderr, "weir_load: cannot reach the server on %s:%d\n", o_.host.c_str(),
+                   o_.port);
       ioc_.stop();
       co_return;
     }
@@ -154,7 +186,8 @@ class bench_run {
     } else {
       co_await steps();
     }
-    for (auto& s : subs_) s->stop();
+    for (auto& s : subs_)
+      s->stop();
     ioc_.stop();
   }
 
@@ -164,8 +197,12 @@ class bench_run {
   awaitable<bool> connect_publishers() {
     int up = 0, done = 0;
     for (int i = 0; i < o_.publishers; ++i) {
-      auto p = std::make_shared<http_pipe>(ioc_, t_.endpoint, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
-      p->connect([&](bool ok) { ++done; up += ok; });
+      auto p = std::make_shared<http_pipe>(
+          ioc_, t_.endpoint, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
+      p->connect([&](bool ok) {
+        ++done;
+        up += ok;
+      });
       pubs_.push_back(p);
     }
     co_await wait_until([&] { return done == o_.publishers; }, 10);
@@ -177,9 +214,12 @@ class bench_run {
   awaitable<bool> connect_control() {
     int up = 0, done = 0, n = 2 * static_cast<int>(t_.sources.size());
     for (int i = 0; i < n; ++i) {
-      auto p = std::make_shared<http_pipe>(ioc_, t_.endpoint,
-                                           t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
-      p->connect([&](bool ok) { ++done; up += ok; });
+      auto p = std::make_shared<http_pipe>(
+          ioc_, t_.endpoint, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
+      p->connect([&](bool ok) {
+        ++done;
+        up += ok;
+      });
       control_.push_back(p);
     }
     co_await wait_until([&] { return done == n; }, 10);
@@ -224,7 +264,8 @@ class bench_run {
     // Round-robin over this publisher's streams (fanout), or a random one (manykeys).
     int total = o_.keys * o_.streams;
     int per = (total - publisher + o_.publishers - 1) / o_.publishers;
-    if (per <= 0) return -1;
+    if (per <= 0)
+      return -1;
     int i = o_.workload == "manykeys" ? static_cast<int>(rng_() % static_cast<unsigned>(per))
                                       : (rr_[static_cast<std::size_t>(publisher)]++ % per);
     return publisher + i * o_.publishers;
@@ -238,7 +279,8 @@ class bench_run {
     while (owed_ < st_.frames + limit) {
       int p = next_pub_++ % o_.publishers;
       int g = pick_stream(p);
-      if (g < 0) return;
+      if (g < 0)
+        return;
       write(g);
     }
   }
@@ -249,10 +291,13 @@ class bench_run {
       int key = g / o_.streams, r = g % o_.streams;
       pubs_[static_cast<std::size_t>(g % o_.publishers)]->send(
           [this, key, r] { return request_for(key, r, 0); },
-          [this](unsigned status) { seeded_ += status >= 200 && status < 300 ? 1 : 0; ++seed_done_; });
+          [this](unsigned status) {
+            seeded_ += status >= 200 && status < 300 ? 1 : 0;
+            ++seed_done_;
+          });
     }
     co_await wait_until([&] { return seed_done_ == o_.keys * o_.streams; }, 60);
-    co_return seeded_ == o_.keys * o_.streams;
+    co_return seeded_ == o_.keys* o_.streams;
   }
 
   /// Starts subscribers so that at most `concurrency` are connecting at once.
@@ -266,8 +311,8 @@ class bench_run {
         ++subs_per_key_[static_cast<std::size_t>(key)];
         auto source = t_.sources[static_cast<std::size_t>(i) % t_.sources.size()];
         std::weak_ptr<subscriber> weak;
-        auto s = std::make_shared<subscriber>(ioc_, t_, st_, key, source,
-                                              [this, i](const std::string& body) { control(i, body); });
+        auto s = std::make_shared<subscriber>(
+            ioc_, t_, st_, key, source, [this, i](const std::string& body) { control(i, body); });
         subs_.push_back(s);
         ++in_flight;
         s->start([&, self_ref = &self](bool) {
@@ -278,9 +323,10 @@ class bench_run {
     };
     launch(launch);
     bool all = co_await wait_until(
-        [&] { return st_.ready + st_.failed >= static_cast<std::uint64_t>(o_.subscribers); }, timeout_s);
+        [&] { return st_.ready + st_.failed >= static_cast<std::uint64_t>(o_.subscribers); },
+        timeout_s);
     connect_seconds_ = static_cast<double>(mono_ns() - st_.epoch_ns) / 1e9;
-    co_return all && st_.ready == static_cast<std::uint64_t>(o_.subscribers);
+    co_return all&& st_.ready == static_cast<std::uint64_t>(o_.subscribers);
   }
 
   void control(int i, const std::string& body) {
@@ -288,17 +334,21 @@ class bench_run {
     auto sources = t_.sources.size();
     auto& pipe = control_[static_cast<std::size_t>(i) % sources +
                           sources * ((static_cast<std::size_t>(i) / sources) % 2)];
-    std::string req = "POST /.cratis/queries/sse/subscribe HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                      "Content-Type: application/json\r\nContent-Length: " +
-                      std::to_string(body.size()) + "\r\n\r\n" + body;
-    pipe->send([req] { return req; }, [this, i](unsigned status) {
-      if (status != 200) subs_[static_cast<std::size_t>(i)]->control_failed();
-    });
+    std::string req =
+        "POST /.cratis/queries/sse/subscribe HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    pipe->send([req] { return req; },
+               [this, i](unsigned status) {
+                 if (status != 200)
+                   subs_[static_cast<std::size_t>(i)]->control_failed();
+               });
   }
 
   std::uint64_t expected_frames() const {
     std::uint64_t e = 0;
-    for (std::size_t k = 0; k < acked_.size(); ++k) e += acked_[k] * subs_per_key_[k];
+    for (std::size_t k = 0; k < acked_.size(); ++k)
+      e += acked_[k] * subs_per_key_[k];
     return e;
   }
 
@@ -306,7 +356,8 @@ class bench_run {
     double t, client_cpu, server_cpu;
   };
   sample now() const {
-    return {static_cast<double>(mono_ns()) / 1e9, self_cpu_seconds(), process_cpu_seconds(o_.server_pid)};
+    return {static_cast<double>(mono_ns()) / 1e9, self_cpu_seconds(),
+            process_cpu_seconds(o_.server_pid)};
   }
 
   std::string common_json() const {
@@ -328,8 +379,10 @@ class bench_run {
       bool saturated = co_await step(o_.rates[i]);
       if (saturated) {
         // Past saturation only the as-fast-as-possible step still says something new.
-        if (o_.rates.back() == 0 && i + 1 < o_.rates.size() - 1) i = o_.rates.size() - 2;
-        else if (o_.rates[i] != 0 && o_.rates.back() != 0) break;
+        if (o_.rates.back() == 0 && i + 1 < o_.rates.size() - 1)
+          i = o_.rates.size() - 2;
+        else if (o_.rates[i] != 0 && o_.rates.back() != 0)
+          break;
       }
     }
   }
@@ -356,24 +409,30 @@ class bench_run {
         auto due = static_cast<std::uint64_t>(static_cast<double>(mono_ns() - start) / 1e9 * rate);
         while (offered < due) {
           ++offered;
-          int p = o_.workload == "manykeys" ? static_cast<int>(rng_() % static_cast<unsigned>(o_.publishers))
-                                            : next_pub++ % o_.publishers;
+          int p = o_.workload == "manykeys"
+                      ? static_cast<int>(rng_() % static_cast<unsigned>(o_.publishers))
+                      : next_pub++ % o_.publishers;
           if (pubs_[static_cast<std::size_t>(p)]->pending() > 4096) {
             ++skipped;  // the server is not taking writes at this rate
             continue;
           }
           int g = pick_stream(p);
-          if (g >= 0) write(g);
+          if (g >= 0)
+            write(g);
         }
         co_await sleep_ms(1);
       }
     }
     auto write_end = mono_ns();
     // Every write answered, then every frame for them delivered (or the drain time passes).
-    co_await wait_until([&] { return std::all_of(pubs_.begin(), pubs_.end(), [](auto& p) { return p->pending() == 0; }); },
-                        o_.drain_seconds);
+    co_await wait_until(
+        [&] {
+          return std::all_of(pubs_.begin(), pubs_.end(), [](auto& p) { return p->pending() == 0; });
+        },
+        o_.drain_seconds);
     auto expected = expected_frames() - expected0;
-    bool drained = co_await wait_until([&] { return st_.frames - frames0 >= expected; }, o_.drain_seconds);
+    bool drained =
+        co_await wait_until([&] { return st_.frames - frames0 >= expected; }, o_.drain_seconds);
     auto drain_end = mono_ns();
     auto s1 = now();
     auto frames = st_.frames - frames0;
@@ -387,14 +446,17 @@ class bench_run {
     double writes_per_s = static_cast<double>(writes) / write_secs;
     // Saturated: the server did not take the offered writes, or did not deliver them within a
     // second of the last one, or kept frames waiting over a second.
-    bool saturated = !drained || drain_secs > 1.0 || skipped > 0 ||
-                     (rate > 0 && static_cast<double>(writes) < 0.9 * static_cast<double>(offered)) ||
-                     st_.latency.percentile(0.99) > 1'000'000'000;
-    if (lost || ooo || gaps || write_errors_ != errors0 || st_.failed) failures_ = true;
+    bool saturated =
+        !drained || drain_secs > 1.0 || skipped > 0 ||
+        (rate > 0 && static_cast<double>(writes) < 0.9 * static_cast<double>(offered)) ||
+        st_.latency.percentile(0.99) > 1'000'000'000;
+    if (lost || ooo || gaps || write_errors_ != errors0 || st_.failed)
+      failures_ = true;
     auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
     std::printf(
         "{%s,\"rate_offered\":%d,\"writes\":%llu,\"write_errors\":%llu,\"writes_per_s\":%.1f,"
-        "\"frames\":%llu,\"expected_frames\":%llu,\"lost\":%llu,\"gaps\":%llu,\"out_of_order\":%llu,"
+        "\"frames\":%llu,\"expected_frames\":%llu,\"lost\":%llu,\"gaps\":%llu,\"out_of_order\":%"
+        "llu,"
         "\"frames_per_s\":%.0f,\"mbytes_per_s\":%.2f,"
         "\"latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f},"
         "\"drain_s\":%.3f,\"saturated\":%s,\"client_cpu_pct\":%.1f,\"server_cpu_pct\":%.1f,"
@@ -437,7 +499,8 @@ class bench_run {
     auto rss1 = process_rss_bytes(o_.server_pid);
     auto sock1 = tcp_socket_memory_bytes();
     auto inuse1 = tcp_sockets_in_use();
-    if (!ready) failures_ = true;
+    if (!ready)
+      failures_ = true;
     double n = static_cast<double>(st_.ready ? st_.ready : 1);
     std::printf(
         "{%s,\"connected\":%llu,\"failed\":%llu,\"connect_s\":%.2f,\"server_rss_mib\":%.1f,"
@@ -445,23 +508,27 @@ class bench_run {
         "\"tcp_sockets_added\":%lld,\"idle_server_cpu_pct\":%.2f}\n",
         common_json().c_str(), static_cast<unsigned long long>(st_.ready),
         static_cast<unsigned long long>(st_.failed), connect_seconds_,
-        static_cast<double>(rss1) / (1 << 20), (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
+        static_cast<double>(rss1) / (1 << 20),
+        (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
         (static_cast<double>(sock1) - static_cast<double>(sock0)) / n,
         static_cast<long long>(inuse1) - static_cast<long long>(inuse0),
         100 * (s1.server_cpu - s0.server_cpu) / (s1.t - s0.t));
     std::fflush(stdout);
-    std::fprintf(stderr, "idle     %-5s %-3s connected=%llu/%d rss/conn=%.0f B tcp-mem/conn=%.0f B rss=%.1f MiB\n",
-                 name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
-                 o_.subscribers, (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
-                 (static_cast<double>(sock1) - static_cast<double>(sock0)) / n,
-                 static_cast<double>(rss1) / (1 << 20));
+    std::fprintf(
+        stderr,
+        "idle     %-5s %-3s connected=%llu/%d rss/conn=%.0f B tcp-mem/conn=%.0f B rss=%.1f MiB\n",
+        name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
+        o_.subscribers, (static_cast<double>(rss1) - static_cast<double>(rss0)) / n,
+        (static_cast<double>(sock1) - static_cast<double>(sock0)) / n,
+        static_cast<double>(rss1) / (1 << 20));
   }
 
   awaitable<void> storm() {
     auto s0 = now();
     bool ready = co_await connect_subscribers(o_.subscribers, 120);
     auto s1 = now();
-    if (!ready) failures_ = true;
+    if (!ready)
+      failures_ = true;
     auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
     std::printf(
         "{%s,\"ready\":%llu,\"failed\":%llu,\"all_ready_s\":%.3f,"
@@ -471,19 +538,21 @@ class bench_run {
         ms(st_.ready_time.percentile(0.5)), ms(st_.ready_time.percentile(0.99)),
         ms(st_.ready_time.max()), s1.server_cpu - s0.server_cpu);
     std::fflush(stdout);
-    std::fprintf(stderr, "storm    %-5s %-3s ready=%llu/%d all ready in %.2f s (p50 %.0f ms, p99 %.0f ms)\n",
-                 name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
-                 o_.subscribers, connect_seconds_, ms(st_.ready_time.percentile(0.5)),
-                 ms(st_.ready_time.percentile(0.99)));
+    std::fprintf(
+        stderr, "storm    %-5s %-3s ready=%llu/%d all ready in %.2f s (p50 %.0f ms, p99 %.0f ms)\n",
+        name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
+        o_.subscribers, connect_seconds_, ms(st_.ready_time.percentile(0.5)),
+        ms(st_.ready_time.percentile(0.99)));
   }
 
   void report_not_ready() {
     failures_ = true;
-    std::printf("{%s,\"error\":\"not every subscriber got ready\",\"ready\":%llu,\"failed\":%llu}\n",
-                common_json().c_str(), static_cast<unsigned long long>(st_.ready),
-                static_cast<unsigned long long>(st_.failed));
-    std::fprintf(stderr, "%s: only %llu of %d subscribers got ready (%llu failed)\n", o_.workload.c_str(),
-                 static_cast<unsigned long long>(st_.ready), o_.subscribers,
+    std::printf(
+        "{%s,\"error\":\"not every subscriber got ready\",\"ready\":%llu,\"failed\":%llu}\n",
+        common_json().c_str(), static_cast<unsigned long long>(st_.ready),
+        static_cast<unsigned long long>(st_.failed));
+    std::fprintf(stderr, "%s: only %llu of %d subscribers got ready (%llu failed)\n",
+                 o_.workload.c_str(), static_cast<unsigned long long>(st_.ready), o_.subscribers,
                  static_cast<unsigned long long>(st_.failed));
   }
 
@@ -514,7 +583,8 @@ class bench_run {
 int main(int argc, char** argv) {
   using namespace weir::bench;
   auto o = parse(argc, argv);
-  if (o.publishers > 1024) usage("at most 1024 publishers");
+  if (o.publishers > 1024)
+    usage("at most 1024 publishers");
   asio::io_context ioc{1};
   bench_run run{ioc, o};
   asio::co_spawn(ioc, run.run(), asio::detached);

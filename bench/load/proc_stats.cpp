@@ -83,7 +83,9 @@ std::uint64_t tcp_socket_memory_bytes() {
   return sockstat_field("mem") * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-std::uint64_t tcp_sockets_in_use() { return sockstat_field("inuse"); }
+std::uint64_t tcp_sockets_in_use() {
+  return sockstat_field("inuse");
+}
 
 std::int64_t mono_ns() {
   timespec ts{};

@@ -233,9 +233,10 @@ void subscriber::on_message(std::string_view text) {
       send_ws(encode_ws_frame(0x1, subscribe_frame(key_)));
     } else {
       std::string id{json_string_after(text, "\"payload\":\"")};
-      control_(R"({"connectionId":")" + id +
-               R"(","queryId":"q","revision":1,"request":{"queryName":"Bench.Items.ByObject","arguments":{"obj":")" +
-               key_name(key_) + R"("},"transferMode":"delta"}})");
+      control_(
+          R"({"connectionId":")" + id +
+          R"(","queryId":"q","revision":1,"request":{"queryName":"Bench.Items.ByObject","arguments":{"obj":")" +
+          key_name(key_) + R"("},"transferMode":"delta"}})");
     }
   } else if (type == "Error" || type == "Unauthorized") {
     ++st_.errors;

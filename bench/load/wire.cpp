@@ -13,8 +13,10 @@ bool iequals_prefix(std::string_view line, std::string_view name) {
   }
   for (std::size_t i = 0; i < name.size(); ++i) {
     char a = line[i], b = name[i];
-    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-    if (a != b) return false;
+    if (a >= 'A' && a <= 'Z')
+      a = static_cast<char>(a - 'A' + 'a');
+    if (a != b)
+      return false;
   }
   return true;
 }
@@ -51,8 +53,10 @@ bool chunked_decoder::feed(std::string& in, std::string& out) {
   std::size_t pos = 0;
   while (pos < in.size() && !done_) {
     if (need_crlf_) {
-      if (in.size() - pos < 2) break;
-      if (in[pos] != '\r' || in[pos + 1] != '\n') return false;
+      if (in.size() - pos < 2)
+        break;
+      if (in[pos] != '\r' || in[pos + 1] != '\n')
+        return false;
       pos += 2;
       need_crlf_ = false;
       continue;
@@ -62,14 +66,17 @@ bool chunked_decoder::feed(std::string& in, std::string& out) {
       out.append(in, pos, n);
       pos += n;
       left_ -= n;
-      if (left_ == 0) need_crlf_ = true;
+      if (left_ == 0)
+        need_crlf_ = true;
       continue;
     }
     auto eol = in.find("\r\n", pos);
-    if (eol == std::string::npos) break;
+    if (eol == std::string::npos)
+      break;
     char* end = nullptr;
     auto size = std::strtoull(in.c_str() + pos, &end, 16);
-    if (end == in.c_str() + pos) return false;
+    if (end == in.c_str() + pos)
+      return false;
     pos = eol + 2;
     if (size == 0) {
       done_ = true;  // trailers are not expected from either server
@@ -91,12 +98,15 @@ std::optional<std::string> next_sse_event(std::string& buf) {
   bool first = true;
   while (pos < end) {
     auto eol = buf.find('\n', pos);
-    if (eol > end) eol = end;
+    if (eol > end)
+      eol = end;
     std::string_view line{buf.data() + pos, eol - pos};
     if (line.starts_with("data:")) {
       auto v = line.substr(5);
-      if (v.starts_with(' ')) v.remove_prefix(1);
-      if (!first) data.push_back('\n');
+      if (v.starts_with(' '))
+        v.remove_prefix(1);
+      if (!first)
+        data.push_back('\n');
       data.append(v);
       first = false;
     }
@@ -107,24 +117,30 @@ std::optional<std::string> next_sse_event(std::string& buf) {
 }
 
 std::optional<ws_frame> parse_ws_frame(std::string_view buf) {
-  if (buf.size() < 2) return std::nullopt;
+  if (buf.size() < 2)
+    return std::nullopt;
   auto b0 = static_cast<std::uint8_t>(buf[0]);
   auto b1 = static_cast<std::uint8_t>(buf[1]);
   std::size_t hdr = 2;
   std::uint64_t len = b1 & 0x7f;
   if (len == 126) {
-    if (buf.size() < 4) return std::nullopt;
+    if (buf.size() < 4)
+      return std::nullopt;
     len = (static_cast<std::uint64_t>(static_cast<std::uint8_t>(buf[2])) << 8) |
           static_cast<std::uint8_t>(buf[3]);
     hdr = 4;
   } else if (len == 127) {
-    if (buf.size() < 10) return std::nullopt;
+    if (buf.size() < 10)
+      return std::nullopt;
     len = 0;
-    for (int i = 0; i < 8; ++i) len = (len << 8) | static_cast<std::uint8_t>(buf[2 + i]);
+    for (int i = 0; i < 8; ++i)
+      len = (len << 8) | static_cast<std::uint8_t>(buf[2 + i]);
     hdr = 10;
   }
-  if (b1 & 0x80) hdr += 4;  // servers do not mask; tolerated anyway
-  if (buf.size() < hdr + len) return std::nullopt;
+  if (b1 & 0x80)
+    hdr += 4;  // servers do not mask; tolerated anyway
+  if (buf.size() < hdr + len)
+    return std::nullopt;
   ws_frame f;
   f.fin = (b0 & 0x80) != 0;
   f.opcode = b0 & 0x0f;
@@ -146,7 +162,8 @@ std::string encode_ws_frame(std::uint8_t opcode, std::string_view payload) {
     out.push_back(static_cast<char>(n & 0xff));
   } else {
     out.push_back(static_cast<char>(0x80 | 127));
-    for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+    for (int i = 7; i >= 0; --i)
+      out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   }
   const unsigned char mask[4] = {0x3a, 0x91, 0x5c, 0xe7};
   out.append(reinterpret_cast<const char*>(mask), 4);
@@ -158,7 +175,8 @@ std::string encode_ws_frame(std::uint8_t opcode, std::string_view payload) {
 
 std::int64_t json_int_after(std::string_view text, std::string_view key) {
   auto p = text.find(key);
-  if (p == std::string_view::npos) return -1;
+  if (p == std::string_view::npos)
+    return -1;
   p += key.size();
   std::int64_t v = 0;
   bool any = false;
@@ -172,10 +190,12 @@ std::int64_t json_int_after(std::string_view text, std::string_view key) {
 
 std::string_view json_string_after(std::string_view text, std::string_view key) {
   auto p = text.find(key);
-  if (p == std::string_view::npos) return {};
+  if (p == std::string_view::npos)
+    return {};
   p += key.size();
   auto e = text.find('"', p);
-  if (e == std::string_view::npos) return {};
+  if (e == std::string_view::npos)
+    return {};
   return text.substr(p, e - p);
 }
 

@@ -1,0 +1,218 @@
+// The WebSocket hub's own RFC 6455 handling after the upgrade (the session owns the socket):
+// WebSocket-level ping/pong, fragmented messages, a client-initiated close, protocol errors
+// (1002), invalid UTF-8 (1007), and several frames written back to back in one burst.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "sse_test_support.hpp"
+#include "test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A hand-driven WebSocket client: exact bytes out, frames parsed from the raw stream.
+class raw_ws {
+ public:
+  explicit raw_ws(std::uint16_t port) : c_(port) {
+    c_.send_all(build_request(port, "GET", "/.cratis/queries/ws",
+                              {{"Connection", "Upgrade"},
+                               {"Upgrade", "websocket"},
+                               {"Sec-WebSocket-Version", "13"},
+                               {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}},
+                              ""));
+    auto r = read_response(c_, true);
+    EXPECT_EQ(r.status, 101u);
+  }
+
+  void send_frame(std::uint8_t b0, std::string_view payload, bool mask = true) {
+    std::string f;
+    f.push_back(static_cast<char>(b0));
+    auto n = payload.size();
+    std::uint8_t m = mask ? 0x80 : 0;
+    if (n < 126) {
+      f.push_back(static_cast<char>(m | n));
+    } else {
+      f.push_back(static_cast<char>(m | 126));
+      f.push_back(static_cast<char>(n >> 8));
+      f.push_back(static_cast<char>(n & 0xFF));
+    }
+    const char key[4] = {0x11, 0x22, 0x33, 0x44};
+    if (mask) {
+      f.append(key, 4);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      f.push_back(mask ? static_cast<char>(payload[i] ^ key[i & 3]) : payload[i]);
+    }
+    c_.send_all(f);
+  }
+
+  struct frame {
+    std::uint8_t opcode = 0;
+    std::string payload;
+  };
+
+  /// The next server frame, or nullopt on timeout/EOF.
+  std::optional<frame> next(std::chrono::milliseconds timeout = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto& b = c_.pending();
+      if (b.size() >= 2) {
+        auto op = static_cast<std::uint8_t>(b[0]) & 0x0F;
+        std::size_t len = static_cast<std::uint8_t>(b[1]) & 0x7F;
+        std::size_t hs = 2;
+        if (len == 126 && b.size() >= 4) {
+          len = (static_cast<std::uint8_t>(b[2]) << 8) | static_cast<std::uint8_t>(b[3]);
+          hs = 4;
+        } else if (len == 127 && b.size() >= 10) {
+          len = 0;
+          for (int i = 0; i < 8; ++i)
+            len = (len << 8) | static_cast<std::uint8_t>(b[2 + i]);
+          hs = 10;
+        }
+        if (len < 126 || hs > 2) {
+          if (b.size() >= hs + len) {
+            frame f{static_cast<std::uint8_t>(op), b.substr(hs, len)};
+            b.erase(0, hs + len);
+            return f;
+          }
+        }
+      }
+      if (!c_.fill(deadline)) {
+        return std::nullopt;
+      }
+    }
+  }
+
+  /// Reads until a close frame; returns its code (0 if none arrived).
+  int close_code(std::chrono::milliseconds timeout = 5s) {
+    while (auto f = next(timeout)) {
+      if (f->opcode == 0x8) {
+        return f->payload.size() >= 2 ? (static_cast<std::uint8_t>(f->payload[0]) << 8) |
+                                            static_cast<std::uint8_t>(f->payload[1])
+                                      : 1005;
+      }
+    }
+    return 0;
+  }
+
+  raw_connection& conn() { return c_; }
+
+ private:
+  raw_connection c_;
+};
+
+struct node_fixture {
+  node_fixture() {
+    node = start_node(dir.path());
+    port = node ? node->http_port() : 0;
+  }
+  temp_dir dir;
+  std::unique_ptr<app::node> node;
+  std::uint16_t port = 0;
+};
+
+std::string text_of(const raw_ws::frame& f) {
+  return f.payload;
+}
+
+TEST(WsWire, PingIsAnsweredWithPongCarryingItsPayload) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  auto connected = c.next();
+  ASSERT_TRUE(connected);
+  EXPECT_NE(text_of(*connected).find("\"Connected\""), std::string::npos);
+  c.send_frame(0x89, "probe");
+  auto pong = c.next();
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(pong->opcode, 0xA);
+  EXPECT_EQ(pong->payload, "probe");
+}
+
+TEST(WsWire, FragmentedMessagesAreReassembled) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());  // Connected
+  std::string msg = R"({"type":"Ping","timestamp":42})";
+  c.send_frame(0x01, msg.substr(0, 10));   // text, not final
+  c.send_frame(0x89, "in-between");        // a control frame may interleave
+  c.send_frame(0x00, msg.substr(10, 10));  // continuation
+  c.send_frame(0x80, msg.substr(20));      // final continuation
+  auto pong = c.next();
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(pong->opcode, 0xA);
+  auto arc_pong = c.next();
+  ASSERT_TRUE(arc_pong);
+  EXPECT_EQ(arc_pong->opcode, 0x1);
+  EXPECT_EQ(boost::json::parse(arc_pong->payload).as_object().at("type").as_string(), "Pong");
+}
+
+TEST(WsWire, ClientCloseIsEchoedAndTheServerEndsTheConnection) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());
+  c.send_frame(0x88, std::string("\x0F\xA0", 2) + "bye");  // 4000
+  EXPECT_EQ(c.close_code(), 4000);
+  // Then EOF: nothing more, the server closed its side.
+  EXPECT_FALSE(c.next(2s));
+  EXPECT_TRUE(c.conn().eof());
+}
+
+TEST(WsWire, UnmaskedFrameIsAProtocolError) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());
+  c.send_frame(0x81, R"({"type":"Ping","timestamp":1})", false);
+  EXPECT_EQ(c.close_code(), 1002);
+  EXPECT_FALSE(c.next(2s));
+  EXPECT_TRUE(c.conn().eof());
+}
+
+TEST(WsWire, ContinuationWithoutAStartIsAProtocolError) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());
+  c.send_frame(0x80, "orphan");
+  EXPECT_EQ(c.close_code(), 1002);
+}
+
+TEST(WsWire, InvalidUtf8TextClosesWith1007) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());
+  c.send_frame(0x81, "\xC0\xAF");
+  EXPECT_EQ(c.close_code(), 1007);
+}
+
+TEST(WsWire, ABurstOfFramesArrivesIntactAndInOrder) {
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());
+  // Many pings at once: their pongs are batched into few writes; each must be a whole frame.
+  for (int i = 0; i < 200; ++i) {
+    c.send_frame(0x81, R"({"type":"Ping","timestamp":)" + std::to_string(i) + "}");
+  }
+  for (int i = 0; i < 200; ++i) {
+    auto f = c.next();
+    ASSERT_TRUE(f) << i;
+    ASSERT_EQ(f->opcode, 0x1);
+    auto v = boost::json::parse(f->payload).as_object();
+    EXPECT_EQ(v.at("type").as_string(), "Pong");
+    EXPECT_EQ(v.at("timestamp").as_int64(), i);
+  }
+}
+
+}  // namespace
+}  // namespace weir::test
