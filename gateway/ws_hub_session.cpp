@@ -89,6 +89,16 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   beast::error_code ignored;
   sock_.non_blocking(true, ignored);
   sock_.set_option(tcp::no_delay(true), ignored);
+  // Dead peers (no FIN, no RST) are found by the kernel: keep-alive probes after 60 s of
+  // silence, and unacknowledged data gives up after 300 s (what Beast's idle timeout did).
+  sock_.set_option(asio::socket_base::keep_alive(true), ignored);
+  int idle = 60, interval = 10, count = 6;
+  unsigned user_timeout_ms = 300000;
+  auto fd = sock_.native_handle();
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
   accepted_ = true;
   // Reading starts at once, whatever follows: a close sent now still needs the peer's answer.
   do_read();
