@@ -164,7 +164,6 @@ void sse_hub_session::do_read() {
                               self->inbox_.close();
                               if (!self->writing_) {
                                 self->queue_.clear();
-                                self->queued_bytes_ = 0;
                               }
                               return;
                             }
@@ -198,69 +197,52 @@ void sse_hub_session::drain_inbox() {
 }
 
 void sse_hub_session::enqueue(actors::outbound_frame f) {
-  if (closing_ || closed_ || !f.is_live()) {
+  if (closing_ || closed_) {
     return;
   }
-  const auto& hub = ctx_.rt.hub();
-  auto size = f.size();
-  if (size > hub.max_outbound_frame_bytes || queue_.size() >= hub.max_outbound_frames ||
-      queued_bytes_ + size > hub.max_outbound_queue_bytes) {
-    // §9: on SSE the stream is closed; the client reconnects to a fresh baseline.
-    close(1013, "Outbound queue full");
-    return;
-  }
-  queued_bytes_ += size;
-  queue_.push_back(std::move(f));
-  if (!writing_ && header_done_) {
-    do_write();
+  switch (queue_.push(std::move(f), ctx_.rt.hub())) {
+    case outbound_queue::push_result::queued:
+      if (!writing_ && header_done_) {
+        do_write();
+      }
+      break;
+    case outbound_queue::push_result::stale:
+      break;
+    case outbound_queue::push_result::too_large:
+    case outbound_queue::push_result::full:
+      // §9: on SSE the stream is closed; the client reconnects to a fresh baseline.
+      close(1013, "Outbound queue full");
+      break;
   }
 }
 
 void sse_hub_session::do_write() {
-  while (!queue_.empty() && !queue_.front().is_live()) {
-    queued_bytes_ -= queue_.front().size();
-    queue_.pop_front();
-  }
-  if (queue_.empty()) {
-    return;
-  }
-  // Every frame queued goes out in one chunk and one gather write (one syscall), up to a bound,
-  // so a burst costs the kernel one send per connection instead of one per frame. A frame's
-  // liveness is checked as it joins the batch: nothing stale is written.
+  // Every queued frame (up to a bound) goes out as events of one chunk, in one gather write.
   constexpr std::size_t max_batch = 64;
-  write_buffers_.clear();
-  write_buffers_.emplace_back();  // the chunk-size line, filled in below
   std::size_t bytes = 0;
-  batch_ = 0;
-  batch_bytes_ = 0;
-  for (auto& f : queue_) {
-    if (batch_ == max_batch) {
+  for (;;) {
+    write_buffers_.clear();
+    write_buffers_.emplace_back();  // the chunk-size line, filled in below
+    queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
+      write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
+      if (f.head) {
+        write_buffers_.push_back(asio::buffer(*f.head));
+      }
+      if (f.body) {
+        write_buffers_.push_back(asio::buffer(*f.body));
+      }
+      write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+      write_buffers_.push_back(asio::buffer(event_end.data(), event_end.size()));
+      bytes += data_prefix.size() + f.size() + event_end.size();
+    });
+    if (bytes > 0) {
       break;
     }
-    ++batch_;
-    batch_bytes_ += f.size();
-    if (!f.is_live()) {
-      continue;  // dropped with the batch
+    // Nothing queued, or every frame of the batch went stale meanwhile.
+    queue_.finish_batch();
+    if (queue_.empty()) {
+      return;
     }
-    write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
-    if (f.head) {
-      write_buffers_.push_back(asio::buffer(*f.head));
-    }
-    if (f.body) {
-      write_buffers_.push_back(asio::buffer(*f.body));
-    }
-    write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
-    write_buffers_.push_back(asio::buffer(event_end.data(), event_end.size()));
-    bytes += data_prefix.size() + f.size() + event_end.size();
-  }
-  if (bytes == 0) {
-    // Everything in the batch went stale meanwhile.
-    for (std::size_t i = 0; i < batch_; ++i) {
-      queue_.pop_front();
-    }
-    queued_bytes_ -= batch_bytes_;
-    do_write();
-    return;
   }
   char size_line[24];
   auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes);
@@ -280,15 +262,9 @@ void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
     stream_.socket().close(ec);
     return;
   }
-  for (std::size_t i = 0; i < batch_; ++i) {
-    queue_.pop_front();
-  }
-  queued_bytes_ -= batch_bytes_;
-  batch_ = 0;
-  batch_bytes_ = 0;
+  queue_.finish_batch();
   if (closed_) {
     queue_.clear();
-    queued_bytes_ = 0;
     return;
   }
   if (closing_) {
@@ -309,10 +285,7 @@ void sse_hub_session::close(std::uint16_t, std::string) {
     self->closing_ = true;
     self->inbox_.close();
     self->keep_alive_.cancel();
-    while (self->queue_.size() > (self->writing_ ? 1u : 0u)) {
-      self->queued_bytes_ -= self->queue_.back().size();
-      self->queue_.pop_back();
-    }
+    self->queue_.drop_unstarted();
     if (!self->writing_ && self->header_done_) {
       self->finish();
     }

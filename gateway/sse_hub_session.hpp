@@ -17,6 +17,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -80,8 +81,7 @@ class sse_hub_session : public actors::frame_sink,
 
   bounded_inbox inbox_;  // actors → strand
 
-  std::deque<actors::outbound_frame> queue_;
-  std::size_t queued_bytes_ = 0;
+  outbound_queue queue_;
   bool header_done_ = false;
   bool writing_ = false;
   bool closing_ = false;
@@ -89,8 +89,6 @@ class sse_hub_session : public actors::frame_sink,
   // The batch being written: its frames stay at the queue's front until the write completes.
   std::vector<asio::const_buffer> write_buffers_;
   std::string chunk_size_line_;
-  std::size_t batch_ = 0;
-  std::size_t batch_bytes_ = 0;
   asio::steady_timer keep_alive_;
   bool keep_alive_armed_ = false;
   std::chrono::steady_clock::time_point last_write_{};

@@ -324,7 +324,6 @@ void ws_hub_session::lost() {
   sock_.close(ec);
   if (!writing_) {
     queue_.clear();
-    queued_bytes_ = 0;
   }
 }
 
@@ -354,26 +353,25 @@ void ws_hub_session::drain_inbox() {
 }
 
 void ws_hub_session::enqueue(actors::outbound_frame f) {
-  if (closing_ || closed_ || !f.is_live()) {
+  if (closing_ || closed_) {
     return;
   }
-  const auto& hub = ctx_.rt.hub();
-  auto size = f.size();
-  if (size > hub.max_outbound_frame_bytes) {
-    start_close(1008, "Invalid outbound frame");
-    return;
-  }
-  if (queue_.size() >= hub.max_outbound_frames ||
-      queued_bytes_ + size > hub.max_outbound_queue_bytes) {
-    // The client does not keep up. Dropping a frame would corrupt its deltas; close instead,
-    // and it reconnects to a fresh baseline (arc-hub §9).
-    start_close(1013, "Outbound queue full");
-    return;
-  }
-  queued_bytes_ += size;
-  queue_.push_back(std::move(f));
-  if (!writing_) {
-    do_write();
+  switch (queue_.push(std::move(f), ctx_.rt.hub())) {
+    case outbound_queue::push_result::queued:
+      if (!writing_) {
+        do_write();
+      }
+      break;
+    case outbound_queue::push_result::stale:
+      break;
+    case outbound_queue::push_result::too_large:
+      start_close(1008, "Invalid outbound frame");
+      break;
+    case outbound_queue::push_result::full:
+      // The client does not keep up. Dropping a frame would corrupt its deltas; close instead,
+      // and it reconnects to a fresh baseline (arc-hub §9).
+      start_close(1013, "Outbound queue full");
+      break;
   }
 }
 
@@ -381,52 +379,42 @@ void ws_hub_session::do_write() {
   if (closed_ || writing_) {
     return;
   }
-  // Every frame queued (up to a bound) goes out in one gather write. "Still current" is checked
-  // as a frame joins the batch: a subscription replaced or cancelled after its frame was queued
-  // gets nothing more on the wire.
+  // Pending pongs, then every queued frame (up to a bound), in one gather write.
   constexpr std::size_t max_batch = 64;
-  write_buffers_.clear();
-  headers_.resize(max_batch * 10);
-  batch_ = 0;
-  batch_bytes_ = 0;
-  if (!control_out_.empty()) {
-    control_in_flight_.swap(control_out_);
-    control_out_.clear();
-    write_buffers_.push_back(asio::buffer(control_in_flight_));
-  }
-  for (auto& f : queue_) {
-    if (batch_ == max_batch) {
+  for (;;) {
+    write_buffers_.clear();
+    headers_.resize(max_batch * 10);
+    if (!control_out_.empty()) {
+      control_in_flight_.swap(control_out_);
+      control_out_.clear();
+      write_buffers_.push_back(asio::buffer(control_in_flight_));
+    }
+    auto* header = reinterpret_cast<std::uint8_t*>(headers_.data());
+    queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
+      auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), header);
+      write_buffers_.push_back(asio::const_buffer{header, hs});
+      header += 10;
+      if (f.head) {
+        write_buffers_.push_back(asio::buffer(*f.head));
+      }
+      if (f.body) {
+        write_buffers_.push_back(asio::buffer(*f.body));
+      }
+      if (!f.tail.empty()) {
+        write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+      }
+    });
+    if (!write_buffers_.empty()) {
       break;
     }
-    ++batch_;
-    batch_bytes_ += f.size();
-    if (!f.is_live()) {
-      continue;
+    // Every frame of the batch went stale meanwhile: drop them and look at the rest.
+    queue_.finish_batch();
+    if (queue_.empty()) {
+      if (closing_) {
+        write_close();
+      }
+      return;
     }
-    auto* h = reinterpret_cast<std::uint8_t*>(headers_.data()) + (batch_ - 1) * 10;
-    auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), h);
-    write_buffers_.push_back(asio::const_buffer{h, hs});
-    if (f.head) {
-      write_buffers_.push_back(asio::buffer(*f.head));
-    }
-    if (f.body) {
-      write_buffers_.push_back(asio::buffer(*f.body));
-    }
-    if (!f.tail.empty()) {
-      write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
-    }
-  }
-  if (write_buffers_.empty()) {
-    for (std::size_t i = 0; i < batch_; ++i) {
-      queue_.pop_front();
-    }
-    queued_bytes_ -= batch_bytes_;
-    batch_ = 0;
-    batch_bytes_ = 0;
-    if (closing_) {
-      write_close();
-    }
-    return;
   }
   writing_ = true;
   asio::async_write(sock_, write_buffers_,
@@ -440,15 +428,9 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
     lost();
     return;
   }
-  for (std::size_t i = 0; i < batch_; ++i) {
-    queue_.pop_front();
-  }
-  queued_bytes_ -= batch_bytes_;
-  batch_ = 0;
-  batch_bytes_ = 0;
+  queue_.finish_batch();
   if (closed_) {
     queue_.clear();
-    queued_bytes_ = 0;
     return;
   }
   if (closing_) {
@@ -558,10 +540,7 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
   close_text_ = std::move(reason);
   // Frames not yet started are dropped: after a close nothing else may go out. One batch may be
   // in flight; the close follows it.
-  while (queue_.size() > (writing_ ? batch_ : 0u)) {
-    queued_bytes_ -= queue_.back().size();
-    queue_.pop_back();
-  }
+  queue_.drop_unstarted();
   control_out_.clear();
   if (!writing_ && accepted_) {
     write_close();

@@ -15,6 +15,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -80,14 +81,11 @@ class ws_hub_session : public actors::frame_sink,
   std::uint64_t skip_ = 0;      // payload bytes of a refused frame still to drop
   bool discard_input_ = false;  // after a protocol error or the peer's close
   bool peer_closed_ = false;
-  std::deque<actors::outbound_frame> queue_;
-  std::size_t queued_bytes_ = 0;
+  outbound_queue queue_;
   std::string control_out_;        // pongs waiting for the next write
   std::string control_in_flight_;  // pongs in the write in flight
   std::vector<asio::const_buffer> write_buffers_;
   std::string headers_;  // frame headers of the batch in flight, 10 bytes per frame
-  std::size_t batch_ = 0;
-  std::size_t batch_bytes_ = 0;
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
