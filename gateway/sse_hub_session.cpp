@@ -306,42 +306,18 @@ void sse_hub_session::finish() {
 }
 
 void sse_hub_session::arm_keep_alive() {
-  last_write_ = std::chrono::steady_clock::now();
   if (direct_) {
     return;  // a direct stream carries QueryResults only (§10)
   }
-  auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
-  if (interval.count() > 0 && !keep_alive_armed_) {
-    schedule_keep_alive(last_write_ + interval);
-  }
+  keep_alive_.wrote(std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms}, this);
 }
 
-void sse_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point when) {
-  // As on the WebSocket hub: one timer, checked against the last write, never reset per frame.
-  keep_alive_armed_ = true;
-  keep_alive_.expires_at(when);
-  keep_alive_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    self->keep_alive_armed_ = false;
-    if (ec || self->closing_ || self->closed_) {
-      return;
-    }
-    auto interval = std::chrono::milliseconds{self->ctx_.rt.hub().keep_alive_interval_ms};
-    auto now = std::chrono::steady_clock::now();
-    if (self->writing_) {
-      self->schedule_keep_alive(now + interval);
-      return;
-    }
-    auto due = self->last_write_ + interval;
-    if (now < due) {
-      self->schedule_keep_alive(due);
-      return;
-    }
-    // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
-    self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
-    if (self->conn_) {
-      self->conn_->note_ping_sent();
-    }
-  });
+void sse_hub_session::keep_alive_ping() {
+  // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
+  enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+  if (conn_) {
+    conn_->note_ping_sent();
+  }
 }
 
 }  // namespace weir::gateway

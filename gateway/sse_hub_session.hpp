@@ -17,6 +17,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
 
@@ -63,7 +64,11 @@ class sse_hub_session : public actors::frame_sink,
   void on_write(beast::error_code ec, std::size_t n);
   void finish();
   void arm_keep_alive();
-  void schedule_keep_alive(std::chrono::steady_clock::time_point when);
+  // keep_alive_timer's questions and its action (§6).
+  friend class keep_alive_timer;
+  bool keep_alive_closed() const { return closing_ || closed_; }
+  bool keep_alive_writing() const { return writing_; }
+  void keep_alive_ping();
 
   beast::tcp_stream stream_;
   server_context& ctx_;
@@ -89,9 +94,7 @@ class sse_hub_session : public actors::frame_sink,
   // The batch being written: its frames stay at the queue's front until the write completes.
   std::vector<asio::const_buffer> write_buffers_;
   std::string chunk_size_line_;
-  asio::steady_timer keep_alive_;
-  bool keep_alive_armed_ = false;
-  std::chrono::steady_clock::time_point last_write_{};
+  keep_alive_timer keep_alive_;
 };
 
 }  // namespace weir::gateway

@@ -484,43 +484,17 @@ void ws_hub_session::write_close() {
 }
 
 void ws_hub_session::arm_keep_alive() {
-  last_write_ = std::chrono::steady_clock::now();
   if (direct_) {
     return;  // the hub's keep-alive Ping is not part of the direct protocol (§10)
   }
-  auto interval = std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms};
-  if (interval.count() > 0 && !keep_alive_armed_) {
-    schedule_keep_alive(last_write_ + interval);
-  }
+  keep_alive_.wrote(std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms}, this);
 }
 
-void ws_hub_session::schedule_keep_alive(std::chrono::steady_clock::time_point when) {
-  // One timer per connection, never reset per write (that would cost a timer cancel and a
-  // handler per frame): when it fires it looks at the time of the last successful write and
-  // either pings (§6: silence is counted from the last write) or sleeps for the remainder.
-  keep_alive_armed_ = true;
-  keep_alive_.expires_at(when);
-  keep_alive_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    self->keep_alive_armed_ = false;
-    if (ec || self->closing_ || self->closed_) {
-      return;
-    }
-    auto interval = std::chrono::milliseconds{self->ctx_.rt.hub().keep_alive_interval_ms};
-    auto now = std::chrono::steady_clock::now();
-    if (self->writing_) {
-      self->schedule_keep_alive(now + interval);  // the write's completion re-times it
-      return;
-    }
-    auto due = self->last_write_ + interval;
-    if (now < due) {
-      self->schedule_keep_alive(due);
-      return;
-    }
-    self->enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
-    if (self->conn_) {
-      self->conn_->note_ping_sent();
-    }
-  });
+void ws_hub_session::keep_alive_ping() {
+  enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
+  if (conn_) {
+    conn_->note_ping_sent();
+  }
 }
 
 void ws_hub_session::close(std::uint16_t code, std::string reason) {

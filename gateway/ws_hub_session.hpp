@@ -15,6 +15,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
 
@@ -56,7 +57,11 @@ class ws_hub_session : public actors::frame_sink,
   void write_close();
   void start_close(std::uint16_t code, std::string reason);
   void arm_keep_alive();
-  void schedule_keep_alive(std::chrono::steady_clock::time_point when);
+  // keep_alive_timer's questions and its action (§6).
+  friend class keep_alive_timer;
+  bool keep_alive_closed() const { return closing_ || closed_; }
+  bool keep_alive_writing() const { return writing_; }
+  void keep_alive_ping();
 
   asio::any_io_executor exec_;
   /// Only for the upgrade: Beast writes the 101, then hands the socket over.
@@ -94,10 +99,8 @@ class ws_hub_session : public actors::frame_sink,
   std::uint16_t close_code_ = 1000;
   std::string close_text_;
   std::string close_frame_;
-  asio::steady_timer keep_alive_;
+  keep_alive_timer keep_alive_;
   asio::steady_timer close_timer_;
-  bool keep_alive_armed_ = false;
-  std::chrono::steady_clock::time_point last_write_{};
 };
 
 }  // namespace weir::gateway
