@@ -30,3 +30,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
+
+{{/* The ports of both Services. */}}
+{{- define "weir.servicePorts" -}}
+- name: http
+  port: {{ .Values.ports.http }}
+  targetPort: http
+  protocol: TCP
+- name: grpc
+  port: {{ .Values.ports.grpc }}
+  targetPort: grpc
+  protocol: TCP
+{{- end }}
