@@ -36,6 +36,7 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
                  std::make_shared<const std::string>(std::move(head)),
                  q->live_,
                  "}",
+                 nullptr,
                  nullptr};
   sub.tail = tail;
   if (!impl.send_to_shard({q->space_, q->object_},

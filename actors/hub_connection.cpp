@@ -42,7 +42,8 @@ struct active_sub {
   store::unit_key unit;  // where the subscription lives: unsubscribes go the same way
   std::string key;       // the query key on that unit
   std::shared_ptr<std::atomic<bool>> live;
-  std::unique_ptr<health_watch> health;  ///< set for a health-feed subscription (no shard)
+  std::unique_ptr<health_watch> health;   ///< set for a health-feed subscription (no shard)
+  std::optional<std::uint64_t> revision;  ///< as subscribed, for a later Error frame
 };
 
 /// The read model a query yields, for the health feed: its dataset, or the property documents.
@@ -123,7 +124,8 @@ unsigned subscribe_health(conn_ptr self, core::client_frame& f) {
   auto& rt = *st.rt;
   auto watch =
       health_watch::open(rt, st.scope, st.sink, std::move(head), "}", live, std::move(served));
-  st.subs[f.query_id] = active_sub{rt.next_token(), {}, {}, std::move(live), std::move(watch)};
+  st.subs[f.query_id] =
+      active_sub{rt.next_token(), {}, {}, std::move(live), std::move(watch), f.revision};
   return 200;
 }
 
@@ -172,12 +174,13 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
   auto served = std::make_shared<std::atomic<std::int64_t>>(0);
   st.rt->directory.add_subscription(st.directory_id, f.query_id, def->name, read_model_of(*def),
                                     served, false);
-  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr};
+  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   st.rt->send_to_shard(
-      unit, subscribe_msg{std::move(query), subscriber{caf::actor_cast<caf::actor>(self), token,
-                                                       f.request.mode, st.sink, std::move(head),
-                                                       std::move(live), "}", std::move(served)}});
+      unit,
+      subscribe_msg{std::move(query),
+                    subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode, st.sink,
+                               std::move(head), std::move(live), "}", std::move(served), nullptr}});
   return 200;
 }
 
@@ -239,6 +242,20 @@ caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<fram
   st.revs.emplace(ro);
   return {
       [self](inbound_msg& m) { on_inbound(self, m); },
+      [self](const sub_failed_msg& m) {
+        // The query's side ended this subscription (its owner node stayed unreachable): an
+        // Error frame, and the query id is terminated like any failed subscription (§4).
+        auto& st = self->state;
+        for (auto& [qid, s] : st.subs) {
+          if (s.token == m.token) {
+            auto query_id = qid;
+            auto revision = s.revision;
+            st.drop(query_id);
+            fail(self, query_id, revision, core::hub_error_text::query_failed);
+            break;
+          }
+        }
+      },
       [self](control_msg& m) {
         auto status = m.frame.type == core::client_frame_type::subscribe
                           ? on_subscribe(self, m.frame)
@@ -262,6 +279,12 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   std::unique_ptr<hub_connection> c{new hub_connection};
   c->rt_ = &rt;
   c->id_ = random_uuid();
+  if (impl.link) {
+    // In a cluster the id names the node holding the connection, so a control POST landing on
+    // any node can be forwarded to it. The random part is what makes it unguessable; the
+    // holder still applies the ownership rules to whoever presents it.
+    c->id_ += "@" + impl.link->self_id();
+  }
   c->caller_ = std::move(caller);
   c->info_ = info;
   c->shared_ = std::make_shared<shared_state>();

@@ -15,6 +15,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
+#include "actors/cluster_link.hpp"
 #include "actors/connection_directory.hpp"
 #include "actors/frame_sink.hpp"
 #include "actors/write_command.hpp"
@@ -51,6 +52,9 @@ struct subscriber {
   std::shared_ptr<const std::atomic<bool>> live;
   std::string_view tail = "}";  ///< closes the envelope: the hub's "}", or the direct one's
   shared_time served;           ///< stamped on each delivery (health feed); may be null
+  /// Set for a remote gateway's watch (owner side): it gets matching records and their
+  /// changes instead of encoded results; sink, head and mode are unused.
+  std::shared_ptr<replica_sink> replica;
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.
@@ -70,6 +74,36 @@ struct changes_msg {
   std::uint64_t seq = 0;
   std::string version_id;
   std::shared_ptr<const std::vector<core::record_change>> changes;
+};
+
+/// Owner side, cluster → shard → query actor `key`: send watch `token` a fresh snapshot (its
+/// gateway fell behind and its queued changes were dropped).
+struct resync_msg {
+  std::string key;
+  std::uint64_t token = 0;
+};
+
+/// Gateway side, remote shard → its replica query actor: start over from `rows` as of `seq`
+/// (the owner is back, or resynced us) and send every subscriber a fresh baseline.
+struct reset_msg {
+  std::vector<core::record_ptr> rows;
+  std::uint64_t seq = 0;
+};
+
+/// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
+/// the query); end every subscription with an Error and stop.
+struct fail_msg {
+  std::string reason;
+};
+
+/// Query actor → connection actor: subscription `token` ended on the query's side.
+struct sub_failed_msg {
+  std::uint64_t token = 0;
+};
+
+/// Link → remote shard: an event of one of its watches.
+struct watch_msg {
+  watch_event event;
 };
 
 /// Query actor → shard: no subscribers left after `seen` subscribes.
@@ -103,4 +137,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::changes_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::resync_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reset_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::fail_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sub_failed_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::control_msg)

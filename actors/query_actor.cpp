@@ -50,7 +50,8 @@ struct query_state {
   std::vector<record_ptr> rows;  // every matching record, in the query's total order
   std::size_t no_identity = 0;   // rows lacking an arc-hub §5.1 identity
   std::vector<sub_entry> subs;
-  std::unordered_map<std::uint64_t, std::size_t> index;        // token → position in subs
+  std::vector<sub_entry> replicas;                       // remote gateways' watches (owner side)
+  std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
   std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
   std::array<std::size_t, mode_count> mode_subs{};
   std::uint64_t seen = 0;
@@ -76,20 +77,47 @@ struct query_state {
     return static_cast<std::size_t>(it - rows.begin());
   }
 
+  /// Removes the row holding `r`'s record. Rows are matched by id (unique in a dataset), not
+  /// by pointer: a gateway's replica receives its `before` versions as fresh copies.
   void erase(const record_ptr& r) {
     auto pos = position(r);
-    if (pos < rows.size() && rows[pos] == r) {
-      rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(pos));
-    } else {
-      // Not where the order says: only possible if a comparator changed meaning; stay correct.
-      auto it = std::find(rows.begin(), rows.end(), r);
-      if (it != rows.end()) {
-        rows.erase(it);
+    auto same = [&r](const record_ptr& x) { return x == r || x->id == r->id; };
+    std::size_t found = rows.size();
+    for (auto i = pos; i < rows.size() && !less(r, rows[i]); ++i) {
+      if (same(rows[i])) {
+        found = i;
+        break;
       }
     }
-    if (!r->has_identity) {
+    if (found == rows.size()) {
+      // Not where the order says: only possible if a comparator changed meaning; stay correct.
+      auto it = std::find_if(rows.begin(), rows.end(), same);
+      if (it == rows.end()) {
+        return;
+      }
+      found = static_cast<std::size_t>(it - rows.begin());
+    }
+    if (!rows[found]->has_identity) {
       --no_identity;
     }
+    rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(found));
+  }
+
+  /// Replaces every row: the query's matches among `all`, in order.
+  void load(const std::vector<record_ptr>& all) {
+    rows.clear();
+    no_identity = 0;
+    for (auto& r : all) {
+      if (match(*r)) {
+        rows.push_back(r);
+        if (!r->has_identity) {
+          ++no_identity;
+        }
+      }
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
+    snapshot_cache = {};
   }
 
   void insert(const record_ptr& r) {
@@ -275,6 +303,18 @@ void on_changes(query_ptr self, const changes_msg& m) {
   if (items.empty()) {
     return;
   }
+  if (!st.replicas.empty()) {
+    // What a gateway's replica needs to follow: the matching sides of what changed.
+    std::vector<core::record_change> out;
+    out.reserve(items.size());
+    for (auto& it : items) {
+      out.push_back(core::record_change{st.q->dataset, it.was ? it.before : nullptr,
+                                        it.now ? it.after : nullptr});
+    }
+    for (auto& r : st.replicas) {
+      r.replica->changes(m.seq, m.version_id, out);
+    }
+  }
   st.snapshot_cache = {};
   std::vector<record_ptr> old_view;
   std::size_t old_total = st.rows.size();
@@ -357,7 +397,13 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   auto& st = self->state;
   auto it = st.index.find(token);
   if (it == st.index.end()) {
-    return false;
+    auto r = std::find_if(st.replicas.begin(), st.replicas.end(),
+                          [token](const sub_entry& e) { return e.token == token; });
+    if (r == st.replicas.end()) {
+      return false;
+    }
+    st.replicas.erase(r);
+    return true;
   }
   auto pos = it->second;
   st.index.erase(it);
@@ -379,7 +425,7 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
 /// duplicate can't reach a newer query actor of the same key; the shard also checks the sender).
 void went_idle(query_ptr self) {
   auto& st = self->state;
-  if (st.subs.empty()) {
+  if (st.subs.empty() && st.replicas.empty()) {
     self->send(st.shard, query_idle_msg{st.q->key, st.seen});
   }
 }
@@ -392,16 +438,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
   st.shard = shard;
   st.q = std::move(q);
   st.seq = seq;
-  for (auto& r : rows) {
-    if (st.match(*r)) {
-      st.rows.push_back(r);
-      if (!r->has_identity) {
-        ++st.no_identity;
-      }
-    }
-  }
-  std::sort(st.rows.begin(), st.rows.end(),
-            [&st](const record_ptr& a, const record_ptr& b) { return st.less(a, b); });
+  st.load(rows);
   rt->query_actors.fetch_add(1);
   self->attach_functor([rt] { rt->query_actors.fetch_sub(1); });
   self->monitor(shard);
@@ -432,6 +469,11 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         auto& st = self->state;
         ++st.seen;
         auto& sub = m.sub;
+        if (sub.replica) {
+          sub.replica->snapshot(st.seq, st.rows);
+          st.replicas.push_back(std::move(sub));
+          return;
+        }
         // Direct subscriptions have no connection actor: their owner unsubscribes explicitly.
         if (sub.conn && st.monitored[sub.conn.address()]++ == 0) {
           self->monitor(sub.conn);
@@ -445,6 +487,42 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         if (remove_sub(self, m.token)) {
           went_idle(self);
         }
+      },
+      [self](const resync_msg& m) {
+        auto& st = self->state;
+        for (auto& r : st.replicas) {
+          if (r.token == m.token) {
+            r.replica->snapshot(st.seq, st.rows);
+          }
+        }
+      },
+      [self](reset_msg& m) {
+        // A replica starting over (gateway side): a fresh full baseline for every subscriber,
+        // as after a reconnect (arc-hub: the subscription stays, its state is replaced).
+        auto& st = self->state;
+        st.seq = m.seq;
+        st.load(m.rows);
+        auto now_ms = unix_now_ms();
+        for (auto& s : st.subs) {
+          if (s.live->load(std::memory_order_relaxed)) {
+            deliver(s, st.snapshot_body(s.mode), now_ms);
+          }
+        }
+      },
+      [self](const fail_msg& m) {
+        // The owner stayed away (gateway side): each subscription ends with an Error from its
+        // connection; a direct stream, which has no connection actor, is closed.
+        auto& st = self->state;
+        for (auto& s : st.subs) {
+          if (s.conn) {
+            self->send(s.conn, sub_failed_msg{s.token});
+          } else if (auto sink = s.sink.lock()) {
+            sink->close(1011, m.reason);
+          }
+        }
+        st.subs.clear();
+        st.index.clear();
+        self->quit();
       },
       [self](stop_atom) { self->quit(); },
   };

@@ -45,6 +45,11 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
 }
 
 namespace {
+/// The unit's owner when another member owns it.
+std::optional<std::string> rt_owner(const runtime::impl& rt, const store::unit_key& unit) {
+  return rt.link ? rt.link->remote_owner(unit) : std::nullopt;
+}
+
 std::string unit_registry_key(const store::unit_key& unit) {
   std::string key = unit.space;
   key.push_back('\0');
@@ -59,7 +64,12 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   if (it != shards.end()) {
     return it->second;
   }
-  auto a = spawn_shard(*this, unit);
+  caf::actor a;
+  if (auto owner = link ? link->remote_owner(unit) : std::nullopt) {
+    a = spawn_remote_shard(*this, unit, std::move(*owner));
+  } else {
+    a = spawn_shard(*this, unit);
+  }
   shards.emplace(std::move(key), a);
   return a;
 }
@@ -121,6 +131,11 @@ void runtime::submit(write_command cmd, write_callback user_done) {
     auto object = cmd.object;
     auto* rt = impl_.get();
     cmd.dataset.clear();
+    if (auto owner = rt_owner(*rt, {space, object})) {
+      // The object's owner runs both steps (it forwards the second where that belongs).
+      rt->link->forward_write(*owner, std::move(cmd), std::move(done));
+      return;
+    }
     impl_->send_to_shard(
         {space, object},
         write_msg{
@@ -136,22 +151,20 @@ void runtime::submit(write_command cmd, write_callback user_done) {
               doc.space = space;
               doc.dataset = std::string{objects_dataset};
               doc.id = object;
-              rt->send_to_shard(
-                  {space, ""},
-                  write_msg{std::move(doc),
-                            [had_data, object, first = std::move(first.value()),
-                             done = std::move(done)](core::result<write_outcome> second) mutable {
-                              if (second) {
-                                done(std::move(second));
-                              } else if (second.error().code == "record.not_found" && had_data) {
-                                done(std::move(first));
-                              } else if (second.error().code == "record.not_found") {
-                                done(core::make_error("object.not_found",
-                                                      "object '" + object + "' does not exist"));
-                              } else {
-                                done(std::move(second).error());
-                              }
-                            }});
+              rt->submit_unit({space, ""}, std::move(doc),
+                              [had_data, object, first = std::move(first.value()),
+                               done = std::move(done)](core::result<write_outcome> second) mutable {
+                                if (second) {
+                                  done(std::move(second));
+                                } else if (second.error().code == "record.not_found" && had_data) {
+                                  done(std::move(first));
+                                } else if (second.error().code == "record.not_found") {
+                                  done(core::make_error("object.not_found",
+                                                        "object '" + object + "' does not exist"));
+                                } else {
+                                  done(std::move(second).error());
+                                }
+                              });
             }});
     return;
   }
@@ -159,7 +172,53 @@ void runtime::submit(write_command cmd, write_callback user_done) {
   if (cmd.kind == write_kind::put_object || cmd.kind == write_kind::delete_object_document) {
     unit.object.clear();
   }
-  impl_->send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
+  impl_->submit_unit(std::move(unit), std::move(cmd), std::move(done));
+}
+
+void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_callback done) {
+  if (auto owner = rt_owner(*this, unit)) {
+    link->forward_write(*owner, std::move(cmd), std::move(done));
+    return;
+  }
+  send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
+}
+
+void runtime::set_cluster(cluster_link* link) {
+  impl_->link = link;
+}
+
+cluster_link* runtime::cluster() const {
+  return impl_->link;
+}
+
+core::result<replica_handle> runtime::open_replica(core::bound_query query,
+                                                   std::shared_ptr<replica_sink> sink) {
+  store::unit_key unit{query.space, query.single_id ? std::string{} : query.object};
+  if (auto owner = rt_owner(*impl_, unit)) {
+    return core::make_error("cluster.not_owner",
+                            "this node does not own the query's data (member '" + *owner +
+                                "' does): the nodes' member lists differ");
+  }
+  replica_handle h{unit.space, unit.object, query.key, impl_->next_token()};
+  auto q = std::make_shared<const core::bound_query>(std::move(query));
+  subscriber sub;
+  sub.token = h.token;
+  sub.replica = std::move(sink);
+  sub.live = std::make_shared<const std::atomic<bool>>(true);
+  if (!impl_->send_to_shard(unit, subscribe_msg{std::move(q), std::move(sub)})) {
+    return core::make_error("server.draining", "the node is shutting down");
+  }
+  impl_->replicas.fetch_add(1);
+  return h;
+}
+
+void runtime::close_replica(const replica_handle& h) {
+  impl_->replicas.fetch_sub(1);
+  impl_->send_to_live_shard({h.space, h.object}, unsubscribe_msg{h.key, h.token});
+}
+
+void runtime::resync_replica(const replica_handle& h) {
+  impl_->send_to_live_shard({h.space, h.object}, resync_msg{h.key, h.token});
 }
 
 std::size_t runtime::in_flight_writes() const {
@@ -188,6 +247,9 @@ runtime_stats runtime::stats() const {
   s.query_keys = impl_->query_actors.load();
   s.hub_connections = impl_->hub_connections.load();
   s.subscriptions = impl_->subscriptions.total();
+  s.remote_units = impl_->remote_units.load();
+  s.upstreams = impl_->upstreams.load();
+  s.replicas = impl_->replicas.load();
   return s;
 }
 

@@ -14,7 +14,8 @@
 
 namespace weir::core {
 struct query_definition;
-}
+struct bound_query;
+}  // namespace weir::core
 namespace weir::store {
 class durable_store;
 }
@@ -22,11 +23,15 @@ class durable_store;
 namespace weir::actors {
 
 class query_catalog;
+class cluster_link;
+class replica_sink;
 
 struct runtime_options {
   int actor_threads = 2;
   std::size_t max_pending_writes_per_unit = 4096;  ///< in-flight (not yet durable) per unit
   std::int64_t unit_idle_ms = 60000;               ///< an unused unit's actor stops after this long
+  /// Cluster: how long subscribers of an unreachable owner wait for it before an Error.
+  std::int64_t owner_unavailable_error_ms = 30000;
   hub_options hub;
 };
 
@@ -36,6 +41,17 @@ struct runtime_stats {
   std::size_t query_keys = 0;  ///< materialized query results alive
   std::size_t hub_connections = 0;
   std::size_t subscriptions = 0;
+  std::size_t remote_units = 0;  ///< of `units`: units another node owns, served here by watches
+  std::size_t upstreams = 0;     ///< watches this node holds on other nodes (one per query key)
+  std::size_t replicas = 0;      ///< watches other nodes hold on this one
+};
+
+/// An owner-side watch opened by open_replica: what close and resync need to find it.
+struct replica_handle {
+  std::string space;
+  std::string object;
+  std::string key;
+  std::uint64_t token = 0;
 };
 
 class runtime {
@@ -46,8 +62,24 @@ class runtime {
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
 
-  /// Applies a write on the owning unit; `done` runs once it is durable (or failed).
+  /// Joins a cluster: units other members own are served through `link` (writes forwarded,
+  /// subscriptions watched). Call once, before any traffic; `link` must outlive shutdown().
+  void set_cluster(cluster_link* link);
+  /// The cluster, or null for a single node.
+  cluster_link* cluster() const;
+
+  /// Applies a write on the owning unit; `done` runs once it is durable (or failed). A unit
+  /// another member owns is forwarded to it.
   void submit(write_command cmd, write_callback done);
+
+  /// Owner side of a remote watch: subscribes `sink` to `query` on this node's unit. The sink
+  /// first gets a snapshot, then every change. Errors: cluster.not_owner when another member
+  /// owns the unit (the two nodes disagree about the member list), server.draining.
+  core::result<replica_handle> open_replica(core::bound_query query,
+                                            std::shared_ptr<replica_sink> sink);
+  void close_replica(const replica_handle& h);
+  /// Asks for a fresh snapshot on the watch (its queued changes were dropped).
+  void resync_replica(const replica_handle& h);
 
   const query_catalog& catalog() const;
   const hub_options& hub() const;

@@ -13,6 +13,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
 
+#include "actors/cluster_link.hpp"
 #include "actors/connection_directory.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/runtime.hpp"
@@ -63,7 +64,11 @@ struct runtime::impl {
 
   std::uint64_t next_token() { return token_counter.fetch_add(1, std::memory_order_relaxed) + 1; }
 
+  /// Sends `cmd` to its unit's shard, or to the unit's owner when another node owns it.
+  void submit_unit(store::unit_key unit, write_command cmd, write_callback done);
+
   runtime_options opts;
+  cluster_link* link = nullptr;  ///< null: a single node
   store::durable_store& store;
   query_catalog catalog;
   budget connections;
@@ -72,6 +77,9 @@ struct runtime::impl {
   std::atomic<std::size_t> query_actors{0};
   std::atomic<std::size_t> hub_connections{0};
   std::atomic<std::size_t> in_flight_writes{0};
+  std::atomic<std::size_t> remote_units{0};
+  std::atomic<std::size_t> upstreams{0};
+  std::atomic<std::size_t> replicas{0};
 
   std::mutex shards_mu;
   std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
@@ -95,6 +103,10 @@ struct runtime::impl {
 
 /// Spawns the shard actor of `unit` (shard_actor.cpp).
 caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit);
+
+/// Spawns the gateway-side actor of `unit`, which another member (`owner`) owns
+/// (remote_shard.cpp).
+caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner);
 
 /// Spawns a query actor over `rows` (the unit's current records of the query's dataset).
 caf::actor spawn_query(runtime::impl& rt, caf::actor shard,

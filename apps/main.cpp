@@ -20,8 +20,11 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
+             [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
-      seeds demo data and changes a few records every second.
+      seeds demo data and changes a few records every second (in a cluster: from the first
+      member only). --node-id and --member (one per member, this node included) make it a
+      cluster member; they replace the config file's `cluster` members.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
       Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
@@ -51,7 +54,8 @@ bool split_host_port(const std::string& s, std::string& host, std::uint16_t& por
 }
 
 int serve(int argc, char** argv) {
-  std::optional<std::string> config_file, http, grpc, data_dir;
+  std::optional<std::string> config_file, http, grpc, data_dir, node_id;
+  std::vector<weir::config::cluster_member> members;
   bool demo = false;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -76,6 +80,19 @@ int serve(int argc, char** argv) {
     } else if (a == "--data-dir") {
       if (!(data_dir = next()))
         return 2;
+    } else if (a == "--node-id") {
+      if (!(node_id = next()))
+        return 2;
+    } else if (a == "--member") {
+      auto v = next();
+      if (!v)
+        return 2;
+      auto m = weir::config::parse_member_flag(*v);
+      if (!m) {
+        std::cerr << "weir serve: " << m.error().message << "\n";
+        return 2;
+      }
+      members.push_back(std::move(m.value()));
     } else {
       std::cerr << "weir serve: unknown option " << a << "\n" << usage;
       return 2;
@@ -99,6 +116,16 @@ int serve(int argc, char** argv) {
   if (data_dir) {
     cfg->data_dir = *data_dir;
   }
+  if (node_id) {
+    cfg->cluster.node_id = *node_id;
+  }
+  if (!members.empty()) {
+    cfg->cluster.members = std::move(members);
+  }
+  if (auto r = weir::config::validate_cluster(cfg->cluster); !r) {
+    std::cerr << "weir serve: cluster: " << r.error().message << "\n";
+    return 2;
+  }
   // Signals are taken by sigwait below, never by an arbitrary thread.
   sigset_t set;
   sigemptyset(&set);
@@ -115,7 +142,8 @@ int serve(int argc, char** argv) {
             << node.http_port() << ", gRPC on " << node.config().grpc_address << ":"
             << node.grpc_port() << ", data in " << node.config().data_dir << "\n";
   std::unique_ptr<weir::app::demo_writer> writer;
-  if (demo) {
+  const auto& cl = node.config().cluster;
+  if (demo && (!cl.clustered() || cl.node_id == cl.members.front().id)) {
     writer = std::make_unique<weir::app::demo_writer>(
         node.runtime(),
         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
@@ -187,7 +215,7 @@ int main(int argc, char** argv) {
     return watch(argc - 2, argv + 2);
   }
   if (cmd == "version" || cmd == "--version") {
-    std::cout << "weir 0.1.0\n";
+    std::cout << "weir " << weir::app::weir_version << "\n";
     return 0;
   }
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {

@@ -6,16 +6,20 @@
 #include <thread>
 
 #include "actors/runtime.hpp"
+#include "cluster/cluster_node.hpp"
 #include "cluster/grpc_server.hpp"
 #include "gateway/http_server.hpp"
 #include "store/durable_store.hpp"
 
 namespace weir::app {
 
+const char* const weir_version = "0.1.0";
+
 struct node::impl {
   config::node_config cfg;
   std::unique_ptr<store::durable_store> store;
   std::unique_ptr<actors::runtime> rt;
+  std::unique_ptr<cluster::cluster_node> cluster;
   std::unique_ptr<cluster::grpc_server> grpc;
   std::unique_ptr<gateway::http_server> http;
   bool stopped = false;
@@ -28,6 +32,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   o.actor_threads = c.actor_threads;
   o.max_pending_writes_per_unit = c.max_pending_writes_per_unit;
   o.unit_idle_ms = c.unit_idle_ms;
+  o.owner_unavailable_error_ms = c.cluster.owner_unavailable_error_ms;
   auto& h = o.hub;
   const auto& l = c.hub;
   h.keep_alive_interval_ms = l.keep_alive_interval_ms;
@@ -64,8 +69,27 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
       std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries, *p->store);
   p->grpc = std::make_unique<cluster::grpc_server>(
       cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes}, *p->rt);
+  if (const auto& c = p->cfg.cluster; c.clustered()) {
+    cluster::cluster_options co;
+    co.self = c.node_id;
+    for (const auto& m : c.members) {
+      co.members.push_back({m.id, m.grpc, m.http});
+    }
+    co.heartbeat_interval_ms = c.heartbeat_interval_ms;
+    co.suspect_after_ms = c.suspect_after_ms;
+    co.down_after_ms = c.down_after_ms;
+    co.forward_timeout_ms = c.forward_timeout_ms;
+    co.max_stream_queue_bytes = c.max_stream_queue_bytes;
+    co.version = weir_version;
+    p->cluster = std::make_unique<cluster::cluster_node>(std::move(co), *p->rt);
+    p->grpc->serve_cluster(*p->cluster);
+    p->rt->set_cluster(p->cluster.get());
+  }
   if (auto r = p->grpc->start(); !r) {
     return std::move(r).error();
+  }
+  if (p->cluster) {
+    p->cluster->start();
   }
   gateway::http_options ho;
   ho.address = p->cfg.http_address;
@@ -106,6 +130,9 @@ void node::stop() {
   p.stopped = true;
   auto timeout = p.cfg.hub.shutdown_timeout_ms;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout};
+  if (p.cluster) {
+    p.cluster->set_draining();  // peers and /cluster/health see it at once
+  }
   if (p.http) {
     p.http->drain(timeout);
   }
@@ -118,6 +145,11 @@ void node::stop() {
   // Writes already accepted still become durable and get their answer.
   while (p.rt && p.rt->in_flight_writes() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  // Streams and heartbeats end before the actors do: a watch event must never reach an actor
+  // whose system is gone. (Gateways watching this node see their streams end and wait for it.)
+  if (p.cluster) {
+    p.cluster->stop();
   }
   // Teardown, each step only once nothing after it can still call into it:
   // 1. I/O threads stop, but the io_context stays alive, so a completion an actor posts late
@@ -138,6 +170,7 @@ void node::stop() {
   p.http.reset();
   p.grpc.reset();
   p.rt.reset();
+  p.cluster.reset();
   p.store.reset();
 }
 

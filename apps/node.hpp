@@ -14,6 +14,9 @@ class runtime;
 
 namespace weir::app {
 
+/// The version `weir version` prints and cluster members report to each other.
+extern const char* const weir_version;
+
 class node {
  public:
   /// Opens the store, starts actors and listeners. Errors name what failed (bind, data dir).

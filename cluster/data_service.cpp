@@ -8,35 +8,13 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/runtime.hpp"
+#include "cluster/grpc_errors.hpp"
 #include "cluster/grpc_server.hpp"
+#include "cluster/peer_service.hpp"
 #include "weir/v1/data.grpc.pb.h"
 
 namespace weir::cluster {
 namespace {
-
-grpc::StatusCode code_for(const core::error& e) {
-  const auto& c = e.code;
-  if (c == "record.not_found" || c == "object.not_found") {
-    return grpc::StatusCode::NOT_FOUND;
-  }
-  if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining") {
-    return grpc::StatusCode::UNAVAILABLE;
-  }
-  if (c.rfind("store.", 0) == 0) {
-    return grpc::StatusCode::INTERNAL;
-  }
-  return grpc::StatusCode::INVALID_ARGUMENT;
-}
-
-grpc::Status to_status(const core::error& e) {
-  boost::json::object o;
-  o["code"] = e.code;
-  o["message"] = e.message;
-  if (!e.details.empty()) {
-    o["details"] = e.details;
-  }
-  return grpc::Status(code_for(e), e.code + ": " + e.message, boost::json::serialize(o));
-}
 
 core::result<boost::json::value> parse_json(const std::string& text) {
   boost::system::error_code ec;
@@ -167,13 +145,19 @@ class data_service final : public weir::v1::Data::CallbackService {
 struct grpc_server::impl {
   grpc_options opts;
   actors::runtime& rt;
+  cluster_node* cluster = nullptr;
+  std::vector<std::unique_ptr<grpc::Service>> peer_services;
   std::unique_ptr<data_service> data;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 };
 
 grpc_server::grpc_server(grpc_options opts, actors::runtime& rt)
-    : impl_(std::make_unique<impl>(impl{std::move(opts), rt, nullptr, nullptr, 0})) {}
+    : impl_(std::make_unique<impl>(impl{std::move(opts), rt, nullptr, {}, nullptr, nullptr, 0})) {}
+
+void grpc_server::serve_cluster(cluster_node& node) {
+  impl_->cluster = &node;
+}
 
 grpc_server::~grpc_server() {
   stop(0);
@@ -189,6 +173,12 @@ core::result<void> grpc_server::start() {
   b.AddListeningPort(addr, grpc::InsecureServerCredentials(), &impl_->port);
   b.SetMaxReceiveMessageSize(static_cast<int>(impl_->opts.max_message_bytes));
   b.RegisterService(impl_->data.get());
+  if (impl_->cluster) {
+    impl_->peer_services = make_peer_services(*impl_->cluster, impl_->rt);
+    for (auto& s : impl_->peer_services) {
+      b.RegisterService(s.get());
+    }
+  }
   impl_->server = b.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {
     impl_->server.reset();

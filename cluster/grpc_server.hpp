@@ -1,5 +1,6 @@
 // weir::cluster::grpc_server — the node's gRPC endpoint: the Data service (writes from
-// backends) now; peer streams of the cluster later. No gRPC headers here.
+// backends) and, in a cluster, the Peer and QueryOwner services other members call.
+// No gRPC headers here.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,8 @@ class runtime;
 
 namespace weir::cluster {
 
+class cluster_node;
+
 struct grpc_options {
   std::string address = "127.0.0.1";
   std::uint16_t port = 9090;  ///< 0 picks a free port
@@ -27,6 +30,8 @@ class grpc_server {
   grpc_server(const grpc_server&) = delete;
   grpc_server& operator=(const grpc_server&) = delete;
 
+  /// Also serves the cluster's node-to-node services for `node` (call before start()).
+  void serve_cluster(cluster_node& node);
   core::result<void> start();
   std::uint16_t port() const;
   /// Stops accepting calls and waits up to `timeout_ms` for those in flight.

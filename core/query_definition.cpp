@@ -726,7 +726,8 @@ result<bound_query> bind_query(const query_definition& def,
                      std::move(*order),
                      page,
                      page_size,
-                     json::serialize(key_parts)};
+                     json::serialize(key_parts),
+                     {def.name, arguments, sort_by, descending}};
 }
 
 }  // namespace weir::core

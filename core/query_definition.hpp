@@ -70,6 +70,15 @@ struct bound_query {
   /// Canonical, unambiguous text of the query name, typed argument values, paging and effective
   /// sort: two requests may share one materialized result iff their keys are equal.
   std::string key;
+
+  /// What it was bound from, so another node can bind the same query (cluster forwarding).
+  struct binding {
+    std::string query_name;
+    std::vector<std::pair<std::string, std::string>> arguments;
+    std::optional<std::string> sort_by;
+    bool descending = false;
+  };
+  binding from;
 };
 
 /// Binds `arguments` (name → text, as the hub request carries them) to `def`. Every declared

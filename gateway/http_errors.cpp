@@ -24,7 +24,8 @@ unsigned status_for(const core::error& e) {
   if (c == "request.unsupported_media_type") {
     return 415;
   }
-  if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining") {
+  if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining" ||
+      starts("cluster.")) {
     return 503;
   }
   if (starts("store.")) {

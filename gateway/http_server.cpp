@@ -5,8 +5,10 @@
 #include <thread>
 #include <vector>
 
+#include "actors/runtime.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/http_session.hpp"
+#include "gateway/sse_control_router.hpp"
 
 namespace weir::gateway {
 
@@ -76,6 +78,13 @@ core::result<void> http_server::start() {
                                                       ": " + ec.message());
   }
   impl_->port = a.local_endpoint().port();
+  if (auto* link = impl_->ctx.rt.cluster()) {
+    // Control POSTs other members forward here, for the SSE streams this node holds.
+    auto* ctx = &impl_->ctx;
+    link->set_local_control([ctx](actors::control_request req, std::function<void(unsigned)> done) {
+      apply_sse_control(*ctx, std::move(req), std::move(done));
+    });
+  }
   impl_->do_accept();
   for (int i = 0; i < std::max(1, impl_->ctx.opts.io_threads); ++i) {
     impl_->threads.emplace_back([this] { impl_->ioc.run(); });
@@ -120,6 +129,9 @@ void http_server::stop() {
     return;
   }
   impl_->stopped = true;
+  if (auto* link = impl_->ctx.rt.cluster()) {
+    link->set_local_control(nullptr);
+  }
   impl_->ioc.stop();
   for (auto& t : impl_->threads) {
     if (t.joinable()) {

@@ -16,8 +16,10 @@
 #include "core/query_result.hpp"
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
+#include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
+#include "gateway/sse_control_router.hpp"
 #include "gateway/sse_hub_session.hpp"
 #include "gateway/write_api.hpp"
 #include "gateway/ws_hub_session.hpp"
@@ -156,6 +158,16 @@ void http_session::handle(http::request<http::string_body>&& req) {
   head_ = req.method() == http::verb::head;
   if (path == "/livez" && (req.method() == http::verb::get || head_)) {
     respond(200, "{\"status\":\"ok\"}");
+    return;
+  }
+  if (path == "/readyz" && (req.method() == http::verb::get || head_)) {
+    auto [status, body] = readiness(ctx_);
+    respond(status, std::move(body));
+    return;
+  }
+  if (path == "/cluster/health" && (req.method() == http::verb::get || head_)) {
+    auto [status, body] = cluster_health(ctx_);
+    respond(status, std::move(body));
     return;
   }
   if (path == ws_hub_path) {
@@ -398,29 +410,12 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
     respond_empty(400);
     return;
   }
-  auto& control = parsed->control;
-  auto session = ctx_.find_sse(control.connection_id);
-  // Unknown, closed, or not this caller's: the same 404, so a probe learns nothing (seed 001).
-  // Anonymous connections belong to the peer address that opened them; tenants must match.
-  if (!session || !session->connection() || session->remote_address() != remote_ ||
-      session->connection()->info().tenant != tenant_) {
-    respond_empty(404);
-    return;
-  }
-  if (parsed->late_error_status) {
-    respond_empty(*parsed->late_error_status);
-    return;
-  }
-  core::client_frame frame;
-  frame.type =
-      subscribe ? core::client_frame_type::subscribe : core::client_frame_type::unsubscribe;
-  frame.query_id = std::move(control.query_id);
-  frame.revision = control.revision;
-  frame.request = std::move(control.request);
   auto self = shared_from_this();
-  session->connection()->control(std::move(frame), [self](unsigned status) {
-    asio::post(self->stream_.get_executor(), [self, status] { self->respond_empty(status); });
-  });
+  route_sse_control(ctx_, actors::control_request{subscribe, req.body(), remote_, tenant_},
+                    parsed->control.connection_id, [self](unsigned status) {
+                      asio::post(self->stream_.get_executor(),
+                                 [self, status] { self->respond_empty(status); });
+                    });
 }
 
 bool http_session::refuse_sse_control(const http::request<http::string_body>& req,

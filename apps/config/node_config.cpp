@@ -342,6 +342,78 @@ result<void> read_node(std::string_view file, const json::object& root, node_con
   return {};
 }
 
+// "host:port" with a non-zero port (members must be reachable at a fixed address).
+bool endpoint_ok(std::string_view text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return false;
+  }
+  auto p = text.substr(colon + 1);
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  return ec == std::errc{} && ptr == p.data() + p.size() && value > 0 && value <= 65535;
+}
+
+result<void> read_cluster(std::string_view file, const json::object& root, cluster_settings& c) {
+  auto s =
+      open_section(file, root, "cluster",
+                   {"nodeId", "members", "heartbeatIntervalMs", "suspectAfterMs", "downAfterMs",
+                    "ownerUnavailableErrorMs", "forwardTimeoutMs", "maxStreamQueueBytes"});
+  if (!s) {
+    return std::move(s).error();
+  }
+  auto id = s->text("nodeId");
+  if (!id) {
+    return std::move(id).error();
+  }
+  if (*id) {
+    c.node_id = **id;
+  }
+  WEIR_TRY(assign(*s, "heartbeatIntervalMs", 10, 60000, c.heartbeat_interval_ms));
+  WEIR_TRY(assign(*s, "suspectAfterMs", 10, 600000, c.suspect_after_ms));
+  WEIR_TRY(assign(*s, "downAfterMs", 10, 600000, c.down_after_ms));
+  WEIR_TRY(assign(*s, "ownerUnavailableErrorMs", 0, 86400000, c.owner_unavailable_error_ms));
+  WEIR_TRY(assign(*s, "forwardTimeoutMs", 10, 600000, c.forward_timeout_ms));
+  WEIR_TRY(
+      assign(*s, "maxStreamQueueBytes", 65536, std::int64_t{1} << 30, c.max_stream_queue_bytes));
+  if (c.down_after_ms <= c.suspect_after_ms) {
+    return config_error(file, "cluster.downAfterMs", "must be greater than cluster.suspectAfterMs");
+  }
+  if (const json::value* m = s->get("members")) {
+    if (!m->is_array()) {
+      return config_error(file, "cluster.members",
+                          "must be a list of {id, grpc: \"host:port\", http: \"host:port\"}");
+    }
+    std::size_t i = 0;
+    for (const auto& v : m->get_array()) {
+      auto where = "cluster.members[" + std::to_string(i++) + "]";
+      json::object holder;
+      holder[where] = v;
+      auto ms = open_section(file, holder, where, {"id", "grpc", "http"});
+      if (!ms) {
+        return std::move(ms).error();
+      }
+      cluster_member member;
+      for (auto [key, out] : {std::pair{"id", &member.id}, std::pair{"grpc", &member.grpc},
+                              std::pair{"http", &member.http}}) {
+        auto t = ms->text(key);
+        if (!t) {
+          return std::move(t).error();
+        }
+        if (!*t) {
+          return config_error(file, ms->path(key), "is required");
+        }
+        *out = **t;
+      }
+      c.members.push_back(std::move(member));
+    }
+  }
+  if (auto r = validate_cluster(c); !r) {
+    return config_error(file, "cluster", r.error().message);
+  }
+  return {};
+}
+
 result<void> read_hub(std::string_view file, const json::object& root, hub_limits& hub) {
   constexpr std::int64_t mib = 1 << 20;
   auto s = open_section(
@@ -438,8 +510,8 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
                       std::string(file) + ": the top level must be a mapping", std::move(details));
   }
   const json::object& root = doc.get_object();
-  const std::initializer_list<std::string_view> sections = {"node", "http", "store", "query",
-                                                            "queries"};
+  const std::initializer_list<std::string_view> sections = {"node",  "http",    "store",
+                                                            "query", "cluster", "queries"};
   for (const auto& kv : root) {
     bool known = false;
     for (auto k : sections) {
@@ -468,6 +540,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "unitIdleMs", 10, 86400000, cfg.unit_idle_ms));
   }
   WEIR_TRY(read_hub(file, root, cfg.hub));
+  WEIR_TRY(read_cluster(file, root, cfg.cluster));
   WEIR_TRY(read_queries(file, root, cfg));
   return cfg;
 }
@@ -475,6 +548,64 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
 #undef WEIR_TRY
 
 }  // namespace
+
+core::result<void> validate_cluster(const cluster_settings& c) {
+  auto bad = [](std::string msg) {
+    return make_error(std::string(config_invalid), std::move(msg));
+  };
+  if (c.members.empty()) {
+    if (!c.node_id.empty()) {
+      return bad("nodeId is set but no members are listed");
+    }
+    return {};
+  }
+  if (c.members.size() > 64) {
+    return bad("at most 64 members are supported");
+  }
+  if (c.node_id.empty()) {
+    return bad("members are listed but this node's nodeId (--node-id) is not set");
+  }
+  bool self = false;
+  for (std::size_t i = 0; i < c.members.size(); ++i) {
+    const auto& m = c.members[i];
+    if (m.id.empty() || m.id.size() > 128 || m.id.find_first_of(" \t\r\n/@") != std::string::npos) {
+      return bad("member id '" + m.id + "' must be 1..128 characters without spaces, '/' or '@'");
+    }
+    if (!endpoint_ok(m.grpc) || !endpoint_ok(m.http)) {
+      return bad("member '" + m.id + "' needs grpc and http as \"host:port\" with a port 1..65535");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (c.members[j].id == m.id) {
+        return bad("member id '" + m.id + "' is listed twice");
+      }
+    }
+    self = self || m.id == c.node_id;
+  }
+  if (!self) {
+    return bad("nodeId '" + c.node_id + "' is not one of the members");
+  }
+  return {};
+}
+
+core::result<cluster_member> parse_member_flag(std::string_view text) {
+  auto bad = [&] {
+    return make_error(
+        std::string(config_invalid),
+        "--member wants ID=GRPC_HOST:PORT,HTTP_HOST:PORT, got '" + std::string(text) + "'");
+  };
+  auto eq = text.find('=');
+  auto comma = text.find(',', eq == std::string_view::npos ? 0 : eq);
+  if (eq == std::string_view::npos || eq == 0 || comma == std::string_view::npos) {
+    return bad();
+  }
+  cluster_member m{std::string(text.substr(0, eq)),
+                   std::string(text.substr(eq + 1, comma - eq - 1)),
+                   std::string(text.substr(comma + 1))};
+  if (!endpoint_ok(m.grpc) || !endpoint_ok(m.http)) {
+    return bad();
+  }
+  return m;
+}
 
 boost::json::value yaml_to_json(const YAML::Node& n) {
   switch (n.Type()) {

@@ -41,6 +41,39 @@ struct hub_limits {
   bool allow_null_origin = false;  ///< allowNullOrigin: trust `Origin: null`
 };
 
+/// One member of a cluster, as configured (YAML `cluster.members[]`, or `--member`).
+struct cluster_member {
+  std::string id;    ///< stable node id (in Kubernetes: the StatefulSet pod name)
+  std::string grpc;  ///< "host:port" peers and backends reach its gRPC on
+  std::string http;  ///< "host:port" clients reach its HTTP on (reported by /cluster/health)
+};
+
+/// Cluster membership and failure-detection timing (YAML section `cluster`). No members means a
+/// single node that owns every unit.
+struct cluster_settings {
+  std::string node_id;                       ///< nodeId: this node; must be one of `members`
+  std::vector<cluster_member> members;       ///< members: every node, this one included (1..64)
+  std::int64_t heartbeat_interval_ms = 250;  ///< heartbeatIntervalMs, 10..60000
+  std::int64_t suspect_after_ms = 1000;      ///< suspectAfterMs, 10..600000
+  std::int64_t down_after_ms = 3000;         ///< downAfterMs, > suspectAfterMs, ..600000
+  /// ownerUnavailableErrorMs, 0..86400000: how long Arc subscribers whose owner is unreachable
+  /// keep their subscription (to get a fresh baseline when it is back) before an Error frame.
+  std::int64_t owner_unavailable_error_ms = 30000;
+  std::int64_t forward_timeout_ms = 5000;  ///< forwardTimeoutMs, 10..600000
+  /// maxStreamQueueBytes, 64 KiB..1 GiB: what an owner queues on one gateway's stream before it
+  /// resyncs that gateway's watches with a snapshot instead of buffering more.
+  std::size_t max_stream_queue_bytes = 8 << 20;
+
+  bool clustered() const { return !members.empty(); }
+};
+
+/// Checks the member list against `node_id` (present, unique ids, valid endpoints). Used after
+/// command-line flags replaced what the file said.
+core::result<void> validate_cluster(const cluster_settings& c);
+
+/// Parses a `--member ID=GRPC_HOST:PORT,HTTP_HOST:PORT` flag value.
+core::result<cluster_member> parse_member_flag(std::string_view text);
+
 /// One node's configuration. Per-caller hub limits that are not given default to the configured
 /// global limit, not to the built-in default (so lowering a global limit lowers both).
 struct node_config {
@@ -61,6 +94,7 @@ struct node_config {
   /// releases its memory (its actor stops; the next use reloads it from the store).
   std::int64_t unit_idle_ms = 60000;
   hub_limits hub;
+  cluster_settings cluster;
   std::vector<core::query_definition> queries;
 };
 

@@ -1,0 +1,107 @@
+// weir::actors::cluster_link — what the actors and the gateway need from the cluster, as an
+// interface the cluster layer implements (dependencies point apps → gateway, cluster → actors,
+// so actors cannot name cluster types). A single node has no link: everything is local.
+// Also the owner side of a watch: a replica_sink receives a query's matching records and then
+// each durable change to them, which is all a gateway needs to run the query itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/write_command.hpp"
+#include "core/record.hpp"
+
+namespace weir::core {
+struct bound_query;
+}
+namespace weir::store {
+struct unit_key;
+}
+
+namespace weir::actors {
+
+/// What a gateway hears about one watch on a remote owner, in order.
+struct watch_event {
+  enum class kind {
+    snapshot,  ///< every record matching the query as of `seq`: (re)start from this
+    changes,   ///< the durable write `seq` changed these matching records
+    lost,      ///< the owner became unreachable; a snapshot follows once it is back
+    failed,    ///< the owner refused the watch (`error` says why); nothing follows
+  };
+  kind what = kind::snapshot;
+  std::uint64_t watch_id = 0;
+  std::uint64_t seq = 0;
+  std::string version_id;
+  std::vector<core::record_ptr> rows;
+  std::shared_ptr<const std::vector<core::record_change>> changes;
+  std::string error;
+};
+
+/// Called by the link from its own threads, one call at a time per watch.
+using watch_callback = std::function<void(watch_event)>;
+
+/// Owner side: where a query actor sends what a remote gateway's replica needs. Called on the
+/// query actor's thread; must not block (queue and return).
+class replica_sink {
+ public:
+  virtual ~replica_sink() = default;
+  /// Every record matching the query, in the query's order, as of the durable write `seq`.
+  virtual void snapshot(std::uint64_t seq, const std::vector<core::record_ptr>& rows) = 0;
+  /// The durable write `seq` changed these records (each `before` matched, or `after` matches;
+  /// the other side is null when it does not).
+  virtual void changes(std::uint64_t seq, const std::string& version_id,
+                       const std::vector<core::record_change>& changes) = 0;
+};
+
+/// An SSE hub control POST (arc-hub §8) forwarded to the node holding its connection, with the
+/// caller's identity, after the receiving node's own 415/413 checks.
+struct control_request {
+  bool subscribe = true;
+  std::string body;            ///< the POST body, unchanged
+  std::string remote_address;  ///< the caller's peer address as the receiving node saw it
+  std::string tenant;          ///< the caller's tenant header ("" when none)
+};
+/// Answers a control request with its HTTP status.
+using control_handler = std::function<void(control_request, std::function<void(unsigned)>)>;
+
+class cluster_link {
+ public:
+  virtual ~cluster_link() = default;
+
+  /// This node's id.
+  virtual const std::string& self_id() const = 0;
+  /// True when `id` names a configured member (this one included).
+  virtual bool is_member(const std::string& id) const = 0;
+  /// The member owning `unit` when that is another node; nullopt when it is this one.
+  virtual std::optional<std::string> remote_owner(const store::unit_key& unit) const = 0;
+
+  /// Applies `cmd` on its owner `node`; `done` runs once the owner made it durable, or with
+  /// cluster.owner_unavailable (503) when the owner cannot be reached.
+  virtual void forward_write(const std::string& node, write_command cmd, write_callback done) = 0;
+
+  /// Opens a watch of `query` on its owner `node` over the one stream to that node. Events go
+  /// to `cb`; while the owner is unreachable the watch stays registered and restarts with a
+  /// fresh snapshot when it is back. Returns the watch id (names it in events and cancel).
+  virtual std::uint64_t open_watch(const std::string& node, const core::bound_query& query,
+                                   watch_callback cb) = 0;
+  virtual void cancel_watch(const std::string& node, std::uint64_t watch_id) = 0;
+
+  /// Forwards an SSE control POST to the node holding the connection; `done` gets its status
+  /// (404 when that node is unreachable: the stream is gone with it, as far as the caller knows).
+  virtual void forward_control(const std::string& node, control_request req,
+                               std::function<void(unsigned)> done) = 0;
+  /// The gateway's handler for control requests forwarded to this node.
+  virtual void set_local_control(control_handler h) = 0;
+
+  /// Ready for traffic: a majority of the members (this one included) is reachable.
+  virtual bool ready() const = 0;
+  /// The whole cluster's health as JSON (see docs/operations.md), with 200 when every member
+  /// is up and 503 otherwise.
+  virtual std::pair<unsigned, std::string> health() const = 0;
+};
+
+}  // namespace weir::actors

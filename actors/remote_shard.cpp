@@ -1,0 +1,279 @@
+// The remote shard actor: on a gateway node, the stand-in for a unit that another member owns.
+// It holds one watch on the owner per query key, whatever the number of local subscribers, and
+// runs an ordinary query actor over the records the watch delivers, so local subscribers are
+// served exactly as on the owner: each change is turned into a delta and encoded once here,
+// then fanned out to every local subscriber's connection.
+//
+// When the owner becomes unreachable the subscriptions stay; the owner's fresh snapshot, when
+// it is back, resets each query actor, which sends every subscriber a full baseline. If it
+// stays away past ownerUnavailableErrorMs, every subscription ends with an Error instead.
+#include <chrono>
+#include <unordered_map>
+
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/runtime_impl.hpp"
+
+namespace weir::actors {
+namespace {
+
+/// The owner stayed away from watch `watch_id` since its loss number `epoch`.
+struct owner_timeout_msg {
+  std::uint64_t watch_id = 0;
+  std::uint64_t epoch = 0;
+};
+
+}  // namespace
+}  // namespace weir::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_timeout_msg)
+
+namespace weir::actors {
+namespace {
+
+struct remote_query {
+  std::shared_ptr<const core::bound_query> q;
+  std::uint64_t watch_id = 0;
+  caf::actor actor;                    // the replica query actor, once the first snapshot came
+  std::vector<subscribe_msg> waiting;  // subscribes before the first snapshot
+  std::uint64_t forwarded = 0;         // subscribes handed to `actor` (see query_idle_msg)
+  bool up = false;
+  std::uint64_t losses = 0;
+};
+
+struct remote_state {
+  runtime::impl* rt = nullptr;
+  store::unit_key unit;
+  std::string owner;
+  std::unordered_map<std::string, remote_query> queries;  // by query key
+  std::unordered_map<std::uint64_t, std::string> by_watch;
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  bool idle_check_scheduled = false;
+  static inline const char* name = "weir.remote_shard";
+};
+
+using remote_ptr = caf::stateful_actor<remote_state>*;
+
+void open_watch(remote_ptr self, const std::string& key, remote_query& e) {
+  auto& st = self->state;
+  caf::actor me = caf::actor_cast<caf::actor>(self);
+  e.watch_id = st.rt->link->open_watch(
+      st.owner, *e.q, [me](watch_event ev) { caf::anon_send(me, watch_msg{std::move(ev)}); });
+  st.by_watch[e.watch_id] = key;
+  st.rt->upstreams.fetch_add(1);
+}
+
+/// Ends watch and query of `key` (no subscriber left, or failed).
+void close_query(remote_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto it = st.queries.find(key);
+  if (it == st.queries.end()) {
+    return;
+  }
+  auto& e = it->second;
+  st.rt->link->cancel_watch(st.owner, e.watch_id);
+  st.rt->upstreams.fetch_sub(1);
+  st.by_watch.erase(e.watch_id);
+  if (e.actor) {
+    self->send(e.actor, stop_atom::value);
+  }
+  st.queries.erase(it);
+}
+
+/// Every subscription of `key` ends with an Error (through its connection) and the watch goes.
+void fail_query(remote_ptr self, const std::string& key, const std::string& reason) {
+  auto& st = self->state;
+  auto it = st.queries.find(key);
+  if (it == st.queries.end()) {
+    return;
+  }
+  auto& e = it->second;
+  for (auto& w : e.waiting) {
+    if (w.sub.conn) {
+      self->send(w.sub.conn, sub_failed_msg{w.sub.token});
+    } else if (auto sink = w.sub.sink.lock()) {
+      sink->close(1011, reason);
+    }
+  }
+  e.waiting.clear();
+  if (e.actor) {
+    self->send(e.actor, fail_msg{reason});
+    e.actor = {};
+  }
+  close_query(self, key);
+}
+
+void on_watch(remote_ptr self, watch_msg& m) {
+  auto& st = self->state;
+  auto& ev = m.event;
+  auto k = st.by_watch.find(ev.watch_id);
+  if (k == st.by_watch.end()) {
+    return;  // a cancelled watch's last words
+  }
+  auto key = k->second;
+  auto& e = st.queries.at(key);
+  switch (ev.what) {
+    case watch_event::kind::snapshot:
+      e.up = true;
+      if (!e.actor) {
+        e.actor =
+            spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q, std::move(ev.rows), ev.seq);
+        for (auto& w : e.waiting) {
+          ++e.forwarded;
+          self->send(e.actor, std::move(w));
+        }
+        e.waiting.clear();
+      } else {
+        self->send(e.actor, reset_msg{std::move(ev.rows), ev.seq});
+      }
+      break;
+    case watch_event::kind::changes:
+      if (e.actor) {
+        self->send(e.actor, changes_msg{ev.seq, std::move(ev.version_id), std::move(ev.changes)});
+      }
+      break;
+    case watch_event::kind::lost: {
+      if (!e.up && e.losses > 0) {
+        break;  // already counting down
+      }
+      e.up = false;
+      auto epoch = ++e.losses;
+      auto wait = st.rt->opts.owner_unavailable_error_ms;
+      self->delayed_send(self, std::chrono::milliseconds{wait},
+                         owner_timeout_msg{ev.watch_id, epoch});
+      break;
+    }
+    case watch_event::kind::failed:
+      fail_query(self, key, ev.error);
+      break;
+  }
+}
+
+void touch(remote_ptr self);
+
+void on_idle_check(remote_ptr self) {
+  auto& st = self->state;
+  st.idle_check_scheduled = false;
+  auto idle_for = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
+  auto now = std::chrono::steady_clock::now();
+  if (st.queries.empty() && now - st.last_used >= idle_for) {
+    auto me = caf::actor_cast<caf::actor>(self);
+    if (st.rt->retire_shard(st.unit, me, [self] { return self->mailbox().empty(); })) {
+      self->quit();
+      return;
+    }
+  }
+  st.idle_check_scheduled = true;
+  self->delayed_send(self, idle_for, idle_atom::value);
+}
+
+void touch(remote_ptr self) {
+  auto& st = self->state;
+  st.last_used = std::chrono::steady_clock::now();
+  if (!st.idle_check_scheduled) {
+    st.idle_check_scheduled = true;
+    self->delayed_send(self, std::chrono::milliseconds{st.rt->opts.unit_idle_ms}, idle_atom::value);
+  }
+}
+
+caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_key unit,
+                              std::string owner) {
+  auto& st = self->state;
+  st.rt = rt;
+  st.unit = unit;
+  st.owner = std::move(owner);
+  rt->remote_units.fetch_add(1);
+  self->attach_functor([rt, unit, addr = self->address()] {
+    rt->remote_units.fetch_sub(1);
+    rt->forget_shard(unit, addr);
+  });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    for (auto& [key, e] : st.queries) {
+      st.rt->link->cancel_watch(st.owner, e.watch_id);
+      st.rt->upstreams.fetch_sub(1);
+      if (e.actor) {
+        self->send(e.actor, stop_atom::value);
+      }
+    }
+    st.queries.clear();
+    st.by_watch.clear();
+    self->quit(msg.reason);
+  });
+  touch(self);
+  return {
+      [self](write_msg& m) {
+        // Writes go to the owner straight from runtime::submit; one that reaches this actor
+        // anyway (a race with a spawn) is forwarded all the same.
+        auto& st = self->state;
+        st.rt->link->forward_write(st.owner, std::move(m.cmd), std::move(m.done));
+      },
+      [self](subscribe_msg& m) {
+        touch(self);
+        auto& st = self->state;
+        auto key = m.query->key;
+        auto [it, fresh] = st.queries.try_emplace(key);
+        auto& e = it->second;
+        if (fresh) {
+          e.q = m.query;
+          open_watch(self, key, e);
+        }
+        if (e.actor) {
+          ++e.forwarded;
+          self->send(e.actor, std::move(m));
+        } else {
+          e.waiting.push_back(std::move(m));
+        }
+      },
+      [self](unsubscribe_msg& m) {
+        auto& st = self->state;
+        auto it = st.queries.find(m.key);
+        if (it == st.queries.end()) {
+          return;
+        }
+        auto& e = it->second;
+        if (e.actor) {
+          self->send(e.actor, std::move(m));
+          return;
+        }
+        std::erase_if(e.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
+        if (e.waiting.empty()) {
+          close_query(self, m.key);
+        }
+      },
+      [self](const query_idle_msg& m) {
+        touch(self);
+        auto& st = self->state;
+        auto it = st.queries.find(m.key);
+        if (it != st.queries.end() && it->second.actor && it->second.forwarded == m.seen &&
+            caf::actor_cast<caf::actor_addr>(self->current_sender()) ==
+                it->second.actor.address()) {
+          close_query(self, m.key);
+        }
+      },
+      [self](watch_msg& m) { on_watch(self, m); },
+      [self](const owner_timeout_msg& m) {
+        auto& st = self->state;
+        auto k = st.by_watch.find(m.watch_id);
+        if (k == st.by_watch.end()) {
+          return;
+        }
+        auto& e = st.queries.at(k->second);
+        if (!e.up && e.losses == m.epoch) {
+          fail_query(self, k->second, "owner node '" + st.owner + "' is unreachable");
+        }
+      },
+      [self](idle_atom) { on_idle_check(self); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner) {
+  return rt.sys->spawn(remote_behavior, &rt, std::move(unit), std::move(owner));
+}
+
+}  // namespace weir::actors

@@ -1,0 +1,727 @@
+// Membership, heartbeats, forwarding and the gateway side of Watch streams.
+//
+// Liveness: every heartbeatIntervalMs each node asks every peer for its Status (deadline: the
+// interval, at least 100 ms). A peer is up while its last answer is younger than suspectAfterMs,
+// suspect until downAfterMs, down after that (and before its first answer). The answer carries
+// the peer's own view, so /cluster/health can show whether every member sees the same thing.
+//
+// Watches: one stream per owner carries every watch this node holds there. When the stream
+// breaks, every watch on it hears `lost` and stays registered; once the owner answers
+// heartbeats again a new stream re-opens them all, and each gets a fresh snapshot.
+#include "cluster/cluster_node.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "actors/runtime.hpp"
+#include "cluster/grpc_errors.hpp"
+#include "core/query_definition.hpp"
+#include "core/rendezvous.hpp"
+#include "store/durable_store.hpp"
+#include "weir/v1/peer.grpc.pb.h"
+#include "weir/v1/query_owner.grpc.pb.h"
+
+namespace weir::cluster {
+
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+class watch_stream;
+
+struct watch_entry {
+  v1::BoundQuery query;
+  actors::watch_callback cb;
+};
+
+}  // namespace
+
+struct peer_state {
+  member_address addr;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Peer::Stub> peer_stub;
+  std::unique_ptr<v1::QueryOwner::Stub> owner_stub;
+
+  mutable std::mutex mu;
+  std::optional<clock_type::time_point> last_ok;
+  bool status_in_flight = false;
+  v1::StatusReply last_status;
+  std::string last_state = "down";
+  std::map<std::uint64_t, watch_entry> watches;
+  watch_stream* stream = nullptr;
+};
+
+struct cluster_node::impl {
+  cluster_options opts;
+  actors::runtime& rt;
+  std::vector<std::string> ids;                              // member ids, for rendezvous
+  std::map<std::string, std::unique_ptr<peer_state>> peers;  // every member but this one
+  std::atomic<std::uint64_t> next_watch{0};
+  std::atomic<bool> draining{false};
+  std::atomic<bool> halted{false};  // stop() ran: no new calls
+
+  std::mutex control_mu;
+  actors::control_handler control;
+
+  // Calls in flight (heartbeats, forwards, streams): stop() waits for them.
+  std::mutex calls_mu;
+  std::condition_variable calls_cv;
+  std::size_t calls = 0;
+
+  std::mutex run_mu;
+  std::condition_variable run_cv;
+  bool running = false;
+  bool stopped = false;
+  std::thread heartbeat;
+
+  impl(cluster_options o, actors::runtime& r) : opts(std::move(o)), rt(r) {}
+
+  void call_started() {
+    std::lock_guard lock{calls_mu};
+    ++calls;
+  }
+  void call_ended() {
+    std::lock_guard lock{calls_mu};
+    if (--calls == 0) {
+      calls_cv.notify_all();
+    }
+  }
+
+  std::string state_of(const peer_state& p, clock_type::time_point now) const {
+    if (!p.last_ok) {
+      return "down";
+    }
+    auto age = now - *p.last_ok;
+    if (age < std::chrono::milliseconds{opts.suspect_after_ms}) {
+      return "up";
+    }
+    if (age < std::chrono::milliseconds{opts.down_after_ms}) {
+      return "suspect";
+    }
+    return "down";
+  }
+
+  peer_state* peer(const std::string& id) {
+    auto it = peers.find(id);
+    return it == peers.end() ? nullptr : it->second.get();
+  }
+
+  bool peer_down(peer_state& p) {
+    std::lock_guard lock{p.mu};
+    return state_of(p, clock_type::now()) == "down";
+  }
+
+  void heartbeat_loop();
+  void send_status(peer_state& p);
+  void start_stream_locked(peer_state& p);
+  void deliver(peer_state& p, const v1::WatchEvent& ev);
+  void stream_done(peer_state& p, watch_stream* s);
+};
+
+namespace {
+
+/// The gateway side of one Watch stream to an owner. Created and started under the peer's
+/// lock; deletes itself when gRPC is done with it.
+class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::WatchEvent> {
+ public:
+  watch_stream(cluster_node::impl& node, peer_state& p) : node_(node), p_(p) {
+    node_.call_started();
+  }
+
+  void start(std::vector<v1::WatchRequest> opens) {
+    p_.owner_stub->async()->Watch(&ctx_, this);
+    // Writes may be started from other threads until the read side ends: hold the reactor.
+    AddHold();
+    {
+      std::lock_guard lock{mu_};
+      for (auto& r : opens) {
+        out_.push_back(std::move(r));
+      }
+      if (!out_.empty()) {
+        writing_ = true;
+        StartWrite(&out_.front());
+      }
+    }
+    StartRead(&in_);
+    StartCall();
+  }
+
+  void enqueue(v1::WatchRequest r) {
+    std::lock_guard lock{mu_};
+    if (closing_) {
+      return;  // the stream is ending; the watch is re-opened on the next one
+    }
+    out_.push_back(std::move(r));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&out_.front());
+    }
+  }
+
+  void cancel() { ctx_.TryCancel(); }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock{mu_};
+    out_.pop_front();
+    if (!ok || closing_ || out_.empty()) {
+      writing_ = false;
+      return;
+    }
+    StartWrite(&out_.front());
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      {
+        std::lock_guard lock{mu_};
+        closing_ = true;
+      }
+      RemoveHold();
+      return;
+    }
+    node_.deliver(p_, in_);
+    StartRead(&in_);
+  }
+
+  void OnDone(const grpc::Status&) override {
+    node_.stream_done(p_, this);
+    auto& node = node_;
+    delete this;
+    node.call_ended();
+  }
+
+ private:
+  cluster_node::impl& node_;
+  peer_state& p_;
+  grpc::ClientContext ctx_;
+  v1::WatchEvent in_;
+  // Recursive: should gRPC ever run a write completion inline inside StartWrite, the
+  // completion takes this lock again on the same thread.
+  std::recursive_mutex mu_;
+  std::deque<v1::WatchRequest> out_;
+  bool writing_ = false;
+  bool closing_ = false;
+};
+
+v1::WatchRequest open_request(std::uint64_t id, const v1::BoundQuery& q) {
+  v1::WatchRequest r;
+  r.set_watch_id(id);
+  *r.mutable_open() = q;
+  return r;
+}
+
+core::record_ptr parse_side(const std::string& json) {
+  return json.empty() ? nullptr : core::parse_record(json);
+}
+
+}  // namespace
+
+void cluster_node::impl::start_stream_locked(peer_state& p) {
+  std::vector<v1::WatchRequest> opens;
+  opens.reserve(p.watches.size());
+  for (auto& [id, w] : p.watches) {
+    opens.push_back(open_request(id, w.query));
+  }
+  auto* s = new watch_stream(*this, p);
+  p.stream = s;
+  s->start(std::move(opens));
+}
+
+void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev) {
+  actors::watch_event out;
+  out.watch_id = ev.watch_id();
+  out.seq = ev.seq();
+  out.version_id = ev.version_id();
+  switch (ev.body_case()) {
+    case v1::WatchEvent::kSnapshot:
+      out.what = actors::watch_event::kind::snapshot;
+      out.rows.reserve(static_cast<std::size_t>(ev.snapshot().records_json_size()));
+      for (const auto& r : ev.snapshot().records_json()) {
+        if (auto rec = core::parse_record(r)) {
+          out.rows.push_back(std::move(rec));
+        }
+      }
+      break;
+    case v1::WatchEvent::kChanges: {
+      out.what = actors::watch_event::kind::changes;
+      auto changes = std::make_shared<std::vector<core::record_change>>();
+      changes->reserve(static_cast<std::size_t>(ev.changes().changes_size()));
+      for (const auto& c : ev.changes().changes()) {
+        changes->push_back(core::record_change{c.dataset(), parse_side(c.before_json()),
+                                               parse_side(c.after_json())});
+      }
+      out.changes = std::move(changes);
+      break;
+    }
+    case v1::WatchEvent::kError:
+      out.what = actors::watch_event::kind::failed;
+      out.error = ev.error();
+      break;
+    default:
+      return;
+  }
+  actors::watch_callback cb;
+  {
+    std::lock_guard lock{p.mu};
+    auto it = p.watches.find(ev.watch_id());
+    if (it == p.watches.end()) {
+      return;
+    }
+    cb = it->second.cb;
+    if (out.what == actors::watch_event::kind::failed) {
+      p.watches.erase(it);
+    }
+  }
+  cb(std::move(out));
+}
+
+void cluster_node::impl::stream_done(peer_state& p, watch_stream* s) {
+  std::vector<std::pair<std::uint64_t, actors::watch_callback>> lost;
+  {
+    std::lock_guard lock{p.mu};
+    if (p.stream == s) {
+      p.stream = nullptr;
+    }
+    for (auto& [id, w] : p.watches) {
+      lost.emplace_back(id, w.cb);
+    }
+  }
+  for (auto& [id, cb] : lost) {
+    actors::watch_event ev;
+    ev.what = actors::watch_event::kind::lost;
+    ev.watch_id = id;
+    cb(std::move(ev));
+  }
+}
+
+void cluster_node::impl::send_status(peer_state& p) {
+  struct call {
+    grpc::ClientContext ctx;
+    v1::StatusRequest req;
+    v1::StatusReply reply;
+  };
+  auto* c = new call;
+  c->req.set_from(opts.self);
+  auto deadline = std::max<std::int64_t>(100, opts.heartbeat_interval_ms);
+  c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline});
+  call_started();
+  p.peer_stub->async()->Status(&c->ctx, &c->req, &c->reply, [this, &p, c](grpc::Status s) {
+    {
+      std::lock_guard lock{p.mu};
+      p.status_in_flight = false;
+      if (s.ok()) {
+        p.last_ok = clock_type::now();
+        p.last_status = std::move(c->reply);
+      }
+    }
+    delete c;
+    call_ended();
+  });
+}
+
+void cluster_node::impl::heartbeat_loop() {
+  std::unique_lock run_lock{run_mu};
+  while (running) {
+    run_lock.unlock();
+    auto now = clock_type::now();
+    for (auto& [id, pp] : peers) {
+      auto& p = *pp;
+      watch_stream* to_cancel = nullptr;
+      {
+        std::lock_guard lock{p.mu};
+        auto state = state_of(p, now);
+        if (state == "up" && !p.stream && !p.watches.empty()) {
+          start_stream_locked(p);  // the owner is back: re-open every watch
+        }
+        if (state == "down" && p.stream && p.last_state != "down") {
+          to_cancel = p.stream;  // a hung owner: let its watchers know
+        }
+        p.last_state = state;
+        if (to_cancel) {
+          to_cancel->cancel();
+        }
+        if (!p.status_in_flight) {
+          p.status_in_flight = true;
+          send_status(p);
+        }
+      }
+    }
+    run_lock.lock();
+    run_cv.wait_for(run_lock, std::chrono::milliseconds{opts.heartbeat_interval_ms},
+                    [this] { return !running; });
+  }
+}
+
+cluster_node::cluster_node(cluster_options opts, actors::runtime& rt)
+    : impl_(std::make_unique<impl>(std::move(opts), rt)) {
+  auto& o = impl_->opts;
+  for (auto& m : o.members) {
+    impl_->ids.push_back(m.id);
+    if (m.id == o.self) {
+      continue;
+    }
+    auto p = std::make_unique<peer_state>();
+    p->addr = m;
+    grpc::ChannelArguments args;
+    // Reconnect quickly after a peer restarts: heartbeats decide liveness, not gRPC's backoff
+    // (which grows to two minutes by default).
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+    args.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
+    p->channel = grpc::CreateCustomChannel(m.grpc, grpc::InsecureChannelCredentials(), args);
+    p->peer_stub = v1::Peer::NewStub(p->channel);
+    p->owner_stub = v1::QueryOwner::NewStub(p->channel);
+    impl_->peers.emplace(m.id, std::move(p));
+  }
+}
+
+cluster_node::~cluster_node() {
+  stop();
+}
+
+void cluster_node::start() {
+  std::lock_guard lock{impl_->run_mu};
+  if (impl_->running || impl_->stopped) {
+    return;
+  }
+  impl_->running = true;
+  impl_->heartbeat = std::thread([this] { impl_->heartbeat_loop(); });
+}
+
+void cluster_node::stop() {
+  {
+    std::lock_guard lock{impl_->run_mu};
+    if (impl_->stopped) {
+      return;
+    }
+    impl_->stopped = true;
+    impl_->running = false;
+    impl_->halted = true;
+  }
+  impl_->run_cv.notify_all();
+  if (impl_->heartbeat.joinable()) {
+    impl_->heartbeat.join();
+  }
+  for (auto& [id, p] : impl_->peers) {
+    std::lock_guard lock{p->mu};
+    p->watches.clear();
+    if (p->stream) {
+      p->stream->cancel();
+    }
+  }
+  std::unique_lock lock{impl_->calls_mu};
+  impl_->calls_cv.wait(lock, [this] { return impl_->calls == 0; });
+}
+
+void cluster_node::set_draining() {
+  impl_->draining = true;
+}
+
+bool cluster_node::draining() const {
+  return impl_->draining;
+}
+
+const cluster_options& cluster_node::options() const {
+  return impl_->opts;
+}
+
+std::vector<member_view> cluster_node::view() const {
+  std::vector<member_view> out;
+  auto now = clock_type::now();
+  for (auto& m : impl_->opts.members) {
+    if (m.id == impl_->opts.self) {
+      out.push_back({m.id, "up"});
+      continue;
+    }
+    auto& p = *impl_->peers.at(m.id);
+    std::lock_guard lock{p.mu};
+    out.push_back({m.id, impl_->state_of(p, now)});
+  }
+  return out;
+}
+
+void cluster_node::handle_control(actors::control_request req, std::function<void(unsigned)> done) {
+  actors::control_handler h;
+  {
+    std::lock_guard lock{impl_->control_mu};
+    h = impl_->control;
+  }
+  if (!h) {
+    done(404);
+    return;
+  }
+  h(std::move(req), std::move(done));
+}
+
+const std::string& cluster_node::self_id() const {
+  return impl_->opts.self;
+}
+
+bool cluster_node::is_member(const std::string& id) const {
+  return std::find(impl_->ids.begin(), impl_->ids.end(), id) != impl_->ids.end();
+}
+
+std::optional<std::string> cluster_node::remote_owner(const store::unit_key& unit) const {
+  const auto& owner =
+      impl_->ids[core::rendezvous_owner(impl_->ids, core::unit_name(unit.space, unit.object))];
+  if (owner == impl_->opts.self) {
+    return std::nullopt;
+  }
+  return owner;
+}
+
+namespace {
+
+v1::WriteKind to_proto(actors::write_kind k) {
+  switch (k) {
+    case actors::write_kind::put_object:
+      return v1::PUT_OBJECT;
+    case actors::write_kind::delete_object:
+      return v1::DELETE_OBJECT;
+    case actors::write_kind::put_record:
+      return v1::PUT_RECORD;
+    case actors::write_kind::patch_record:
+      return v1::PATCH_RECORD;
+    case actors::write_kind::delete_record:
+      return v1::DELETE_RECORD;
+    case actors::write_kind::batch:
+      return v1::BATCH;
+    case actors::write_kind::delete_object_document:
+      return v1::DELETE_OBJECT_DOCUMENT;
+  }
+  return v1::PUT_RECORD;
+}
+
+}  // namespace
+
+void cluster_node::forward_write(const std::string& node, actors::write_command cmd,
+                                 actors::write_callback done) {
+  auto* p = impl_->peer(node);
+  if (!p || impl_->halted || impl_->peer_down(*p)) {
+    done(from_status(grpc::Status(grpc::StatusCode::UNAVAILABLE, "it is down"), node));
+    return;
+  }
+  struct call {
+    grpc::ClientContext ctx;
+    v1::ApplyRequest req;
+    v1::ApplyReply reply;
+    actors::write_callback done;
+  };
+  auto* c = new call;
+  c->req.set_kind(to_proto(cmd.kind));
+  c->req.set_space(std::move(cmd.space));
+  c->req.set_object_id(std::move(cmd.object));
+  c->req.set_dataset(std::move(cmd.dataset));
+  c->req.set_id(std::move(cmd.id));
+  if (!cmd.body.is_null()) {
+    c->req.set_body_json(boost::json::serialize(cmd.body));
+  }
+  c->done = std::move(done);
+  c->ctx.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
+  impl_->call_started();
+  auto* node_impl = impl_.get();
+  p->peer_stub->async()->Apply(&c->ctx, &c->req, &c->reply, [node_impl, c, node](grpc::Status s) {
+    if (s.ok()) {
+      c->done(actors::write_outcome{c->reply.version_id()});
+    } else {
+      c->done(from_status(s, node));
+    }
+    delete c;
+    node_impl->call_ended();
+  });
+}
+
+std::uint64_t cluster_node::open_watch(const std::string& node, const core::bound_query& query,
+                                       actors::watch_callback cb) {
+  auto id = impl_->next_watch.fetch_add(1) + 1;
+  auto* p = impl_->peer(node);
+  if (!p) {
+    actors::watch_event ev;
+    ev.what = actors::watch_event::kind::failed;
+    ev.watch_id = id;
+    ev.error = "unknown member '" + node + "'";
+    cb(std::move(ev));
+    return id;
+  }
+  v1::BoundQuery q;
+  q.set_query_name(query.from.query_name);
+  q.set_key(query.key);
+  for (auto& [name, value] : query.from.arguments) {
+    auto* a = q.add_arguments();
+    a->set_name(name);
+    a->set_value(value);
+  }
+  q.set_page(query.page);
+  q.set_page_size(query.page_size);
+  q.set_sort_by(query.from.sort_by.value_or(""));
+  q.set_descending(query.from.descending);
+  bool lost = false;
+  {
+    std::lock_guard lock{p->mu};
+    if (p->stream) {
+      p->stream->enqueue(open_request(id, q));
+    } else if (impl_->state_of(*p, clock_type::now()) == "up" && !impl_->halted) {
+      p->watches.emplace(id, watch_entry{q, cb});
+      impl_->start_stream_locked(*p);
+      return id;
+    } else {
+      lost = true;  // registered: opened once the owner answers heartbeats again
+    }
+    p->watches.emplace(id, watch_entry{std::move(q), cb});
+  }
+  if (lost) {
+    actors::watch_event ev;
+    ev.what = actors::watch_event::kind::lost;
+    ev.watch_id = id;
+    cb(std::move(ev));
+  }
+  return id;
+}
+
+void cluster_node::cancel_watch(const std::string& node, std::uint64_t watch_id) {
+  auto* p = impl_->peer(node);
+  if (!p) {
+    return;
+  }
+  std::lock_guard lock{p->mu};
+  if (p->watches.erase(watch_id) && p->stream) {
+    v1::WatchRequest r;
+    r.set_watch_id(watch_id);
+    r.set_cancel(true);
+    p->stream->enqueue(std::move(r));
+  }
+}
+
+void cluster_node::forward_control(const std::string& node, actors::control_request req,
+                                   std::function<void(unsigned)> done) {
+  auto* p = impl_->peer(node);
+  if (!p || impl_->halted || impl_->peer_down(*p)) {
+    done(404);  // the holder is gone, and its stream with it
+    return;
+  }
+  struct call {
+    grpc::ClientContext ctx;
+    v1::ControlRequest req;
+    v1::ControlReply reply;
+    std::function<void(unsigned)> done;
+  };
+  auto* c = new call;
+  c->req.set_subscribe(req.subscribe);
+  c->req.set_body(std::move(req.body));
+  c->req.set_remote_address(std::move(req.remote_address));
+  c->req.set_tenant(std::move(req.tenant));
+  c->done = std::move(done);
+  c->ctx.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
+  impl_->call_started();
+  auto* node_impl = impl_.get();
+  p->peer_stub->async()->Control(&c->ctx, &c->req, &c->reply, [node_impl, c](grpc::Status s) {
+    if (s.ok()) {
+      c->done(c->reply.status());
+    } else {
+      c->done(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? 503 : 404);
+    }
+    delete c;
+    node_impl->call_ended();
+  });
+}
+
+void cluster_node::set_local_control(actors::control_handler h) {
+  std::lock_guard lock{impl_->control_mu};
+  impl_->control = std::move(h);
+}
+
+bool cluster_node::ready() const {
+  std::size_t up = 0;
+  for (auto& v : view()) {
+    up += v.state == "up" ? 1 : 0;
+  }
+  return up * 2 > impl_->opts.members.size();
+}
+
+std::pair<unsigned, std::string> cluster_node::health() const {
+  namespace json = boost::json;
+  auto views = view();
+  json::array members;
+  bool healthy = !impl_->draining;
+  bool agree = true;
+  auto now = clock_type::now();
+  auto stats = impl_->rt.stats();
+  for (auto& m : impl_->opts.members) {
+    json::object o;
+    o["id"] = m.id;
+    o["grpc"] = m.grpc;
+    o["http"] = m.http;
+    json::object view;
+    if (m.id == impl_->opts.self) {
+      o["state"] = impl_->draining ? "draining" : "up";
+      o["self"] = true;
+      o["version"] = impl_->opts.version;
+      o["units"] = stats.units > stats.remote_units ? stats.units - stats.remote_units : 0;
+      o["connections"] = stats.hub_connections;
+      o["subscriptions"] = stats.subscriptions;
+      o["upstreams"] = stats.upstreams;
+      o["replicas"] = stats.replicas;
+      o["lastSeenMs"] = 0;
+      for (auto& v : views) {
+        view[v.id] = v.state;
+      }
+    } else {
+      auto& p = *impl_->peers.at(m.id);
+      std::lock_guard lock{p.mu};
+      auto state = impl_->state_of(p, now);
+      bool reported = p.last_ok.has_value();
+      o["state"] = state == "up" && p.last_status.draining() ? "draining" : state;
+      o["self"] = false;
+      healthy = healthy && state == "up" && !p.last_status.draining();
+      if (reported) {
+        // Figures are from its last heartbeat answer; lastSeenMs says how old that is.
+        const auto& s = p.last_status;
+        o["version"] = s.version();
+        o["units"] = s.units();
+        o["connections"] = s.connections();
+        o["subscriptions"] = s.subscriptions();
+        o["upstreams"] = s.upstreams();
+        o["replicas"] = s.replicas();
+        o["lastSeenMs"] =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - *p.last_ok).count();
+        for (auto& v : s.view()) {
+          view[v.id()] = v.state();
+        }
+      } else {
+        for (auto* k : {"version", "units", "connections", "subscriptions", "upstreams", "replicas",
+                        "lastSeenMs"}) {
+          o[k] = nullptr;
+        }
+      }
+      if (state == "up") {
+        for (auto& v : views) {
+          auto* theirs = view.if_contains(v.id);
+          agree = agree && theirs && theirs->is_string() && theirs->as_string() == v.state;
+        }
+      }
+    }
+    o["view"] = std::move(view);
+    members.push_back(std::move(o));
+  }
+  json::object doc;
+  doc["status"] = healthy ? "healthy" : "degraded";
+  doc["self"] = impl_->opts.self;
+  doc["viewsAgree"] = agree;
+  doc["members"] = std::move(members);
+  return {healthy ? 200u : 503u, json::serialize(doc)};
+}
+
+}  // namespace weir::cluster

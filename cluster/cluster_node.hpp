@@ -1,0 +1,87 @@
+// weir::cluster::cluster_node — this node's membership in a Weir cluster: the configured member
+// list, rendezvous ownership of units, heartbeats to every peer (each reply also carries the
+// peer's figures and its own view of who is up), and the client side of node-to-node calls:
+// writes forwarded to owners, SSE control POSTs forwarded to holders, and one multiplexed
+// Watch stream per owner for this node's upstream subscriptions. Implements
+// actors::cluster_link. No gRPC headers here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/cluster_link.hpp"
+
+namespace weir::actors {
+class runtime;
+}
+
+namespace weir::cluster {
+
+struct member_address {
+  std::string id;
+  std::string grpc;  ///< "host:port"
+  std::string http;  ///< "host:port"
+};
+
+struct cluster_options {
+  std::string self;
+  std::vector<member_address> members;  ///< this node included
+  std::int64_t heartbeat_interval_ms = 250;
+  std::int64_t suspect_after_ms = 1000;
+  std::int64_t down_after_ms = 3000;
+  std::int64_t forward_timeout_ms = 5000;
+  std::size_t max_stream_queue_bytes = 8 << 20;
+  std::size_t max_message_bytes = 256 << 20;  ///< largest snapshot a watch may carry
+  std::string version;
+};
+
+/// A member's state as this node sees it.
+struct member_view {
+  std::string id;
+  std::string state;  ///< "up", "suspect", "down"
+};
+
+class cluster_node final : public actors::cluster_link {
+ public:
+  cluster_node(cluster_options opts, actors::runtime& rt);
+  ~cluster_node() override;
+  cluster_node(const cluster_node&) = delete;
+  cluster_node& operator=(const cluster_node&) = delete;
+
+  /// Starts heartbeats (call once gRPC serves, so peers can reach this node back).
+  void start();
+  /// Ends every stream and heartbeat and waits for their calls to finish. Idempotent.
+  void stop();
+  /// Reported to peers and in /cluster/health while the node drains.
+  void set_draining();
+
+  const cluster_options& options() const;
+  std::vector<member_view> view() const;
+  bool draining() const;
+  /// The gateway's handler for forwarded control POSTs (404 while none is set).
+  void handle_control(actors::control_request req, std::function<void(unsigned)> done);
+
+  // actors::cluster_link
+  const std::string& self_id() const override;
+  bool is_member(const std::string& id) const override;
+  std::optional<std::string> remote_owner(const store::unit_key& unit) const override;
+  void forward_write(const std::string& node, actors::write_command cmd,
+                     actors::write_callback done) override;
+  std::uint64_t open_watch(const std::string& node, const core::bound_query& query,
+                           actors::watch_callback cb) override;
+  void cancel_watch(const std::string& node, std::uint64_t watch_id) override;
+  void forward_control(const std::string& node, actors::control_request req,
+                       std::function<void(unsigned)> done) override;
+  void set_local_control(actors::control_handler h) override;
+  bool ready() const override;
+  std::pair<unsigned, std::string> health() const override;
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace weir::cluster

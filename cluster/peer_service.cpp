@@ -1,0 +1,421 @@
+// The owner side of the cluster: Status answers heartbeats with this node's figures and view;
+// Apply runs a forwarded write on a unit this node owns and answers once it is durable;
+// Control hands a forwarded SSE control POST to the gateway; Watch serves one gateway's
+// stream of watches, each a replica subscription on a local query actor.
+//
+// Backpressure on Watch: events queue per stream up to maxStreamQueueBytes. A change that would
+// go over the bound is dropped and its watch marked; once the queue drained below half, each
+// marked watch is sent a fresh snapshot instead (its gateway starts over from it), so a slow
+// gateway costs the owner a bounded queue and a re-read, never unbounded memory.
+#include "cluster/peer_service.hpp"
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include <grpcpp/grpcpp.h>
+#include <boost/json/parse.hpp>
+
+#include "actors/query_catalog.hpp"
+#include "actors/runtime.hpp"
+#include "cluster/cluster_node.hpp"
+#include "cluster/grpc_errors.hpp"
+#include "core/query_definition.hpp"
+#include "store/durable_store.hpp"
+#include "weir/v1/peer.grpc.pb.h"
+#include "weir/v1/query_owner.grpc.pb.h"
+
+namespace weir::cluster {
+namespace {
+
+actors::write_kind from_proto(v1::WriteKind k) {
+  switch (k) {
+    case v1::PUT_OBJECT:
+      return actors::write_kind::put_object;
+    case v1::DELETE_OBJECT:
+      return actors::write_kind::delete_object;
+    case v1::PUT_RECORD:
+      return actors::write_kind::put_record;
+    case v1::PATCH_RECORD:
+      return actors::write_kind::patch_record;
+    case v1::DELETE_RECORD:
+      return actors::write_kind::delete_record;
+    case v1::BATCH:
+      return actors::write_kind::batch;
+    case v1::DELETE_OBJECT_DOCUMENT:
+      return actors::write_kind::delete_object_document;
+    default:
+      return actors::write_kind::put_record;
+  }
+}
+
+/// The unit a write lands on first (what its forwarder decided by).
+store::unit_key first_unit(const actors::write_command& c) {
+  if (c.kind == actors::write_kind::put_object ||
+      c.kind == actors::write_kind::delete_object_document) {
+    return {c.space, ""};
+  }
+  return {c.space, c.object};
+}
+
+class peer_service final : public v1::Peer::CallbackService {
+ public:
+  peer_service(cluster_node& node, actors::runtime& rt) : node_(node), rt_(rt) {}
+
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* ctx, const v1::StatusRequest*,
+                                   v1::StatusReply* reply) override {
+    auto s = rt_.stats();
+    reply->set_id(node_.self_id());
+    reply->set_version(node_.options().version);
+    reply->set_units(s.units > s.remote_units ? s.units - s.remote_units : 0);
+    reply->set_connections(s.hub_connections);
+    reply->set_subscriptions(s.subscriptions);
+    reply->set_upstreams(s.upstreams);
+    reply->set_replicas(s.replicas);
+    reply->set_draining(node_.draining());
+    for (auto& v : node_.view()) {
+      auto* m = reply->add_view();
+      m->set_id(v.id);
+      m->set_state(v.state);
+    }
+    auto* r = ctx->DefaultReactor();
+    r->Finish(grpc::Status::OK);
+    return r;
+  }
+
+  grpc::ServerUnaryReactor* Apply(grpc::CallbackServerContext* ctx, const v1::ApplyRequest* req,
+                                  v1::ApplyReply* reply) override {
+    auto* r = ctx->DefaultReactor();
+    actors::write_command cmd;
+    cmd.kind = from_proto(req->kind());
+    cmd.space = req->space();
+    cmd.object = req->object_id();
+    cmd.dataset = req->dataset();
+    cmd.id = req->id();
+    if (cmd.kind == actors::write_kind::delete_object_document) {
+      cmd.id = req->id();
+    }
+    if (!req->body_json().empty()) {
+      boost::system::error_code ec;
+      cmd.body = boost::json::parse(req->body_json(), ec);
+      if (ec) {
+        r->Finish(
+            to_status(core::make_error("request.bad_json", "the forwarded body is not JSON")));
+        return r;
+      }
+    }
+    // Forwarded once only: a node that does not own the unit says so rather than forwarding
+    // again (two members with different member lists would otherwise bounce it around).
+    if (auto owner = node_.remote_owner(first_unit(cmd))) {
+      r->Finish(to_status(core::make_error(
+          "cluster.not_owner", "node '" + node_.self_id() + "' does not own this unit ('" + *owner +
+                                   "' does): the members' lists differ")));
+      return r;
+    }
+    rt_.submit(std::move(cmd), [r, reply](core::result<actors::write_outcome> res) {
+      if (res) {
+        reply->set_version_id(res->version_id);
+        r->Finish(grpc::Status::OK);
+      } else {
+        r->Finish(to_status(res.error()));
+      }
+    });
+    return r;
+  }
+
+  grpc::ServerUnaryReactor* Control(grpc::CallbackServerContext* ctx, const v1::ControlRequest* req,
+                                    v1::ControlReply* reply) override {
+    auto* r = ctx->DefaultReactor();
+    actors::control_request c{req->subscribe(), req->body(), req->remote_address(), req->tenant()};
+    node_.handle_control(std::move(c), [r, reply](unsigned status) {
+      reply->set_status(status);
+      r->Finish(grpc::Status::OK);
+    });
+    return r;
+  }
+
+ private:
+  cluster_node& node_;
+  actors::runtime& rt_;
+};
+
+class replica;
+
+/// One Watch stream's outbound side, shared by the reactor and the replicas writing into it
+/// (from query actor threads). The reactor pointer goes null when gRPC is done with it.
+struct stream_out {
+  std::mutex mu;
+  grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* reactor = nullptr;
+  std::deque<std::pair<v1::WatchEvent, std::size_t>> queue;
+  std::size_t bytes = 0;
+  std::size_t max_bytes = 0;
+  bool writing = false;
+  bool finishing = false;
+  bool finished = false;
+  std::vector<std::weak_ptr<replica>> behind;  // watches whose changes were dropped
+  actors::runtime* rt = nullptr;
+
+  /// Queues `ev`; a droppable event over the bound is refused (false).
+  bool push(v1::WatchEvent ev, bool droppable) {
+    std::lock_guard lock{mu};
+    if (!reactor || finishing) {
+      return true;  // the stream is ending: nothing to keep
+    }
+    auto size = ev.ByteSizeLong();
+    if (droppable && bytes + size > max_bytes) {
+      return false;
+    }
+    queue.emplace_back(std::move(ev), size);
+    bytes += size;
+    if (!writing) {
+      writing = true;
+      reactor->StartWrite(&queue.front().first);
+    }
+    return true;
+  }
+
+  void finish() {
+    std::lock_guard lock{mu};
+    finishing = true;
+    if (!writing && !finished && reactor) {
+      finished = true;
+      reactor->Finish(grpc::Status::OK);
+    }
+  }
+
+  void write_done(bool ok);
+};
+
+/// A replica subscription on a local query actor for one watch of the stream.
+class replica final : public actors::replica_sink {
+ public:
+  replica(std::shared_ptr<stream_out> out, std::uint64_t watch_id)
+      : out_(std::move(out)), watch_id_(watch_id) {}
+
+  void set_handle(actors::replica_handle h) {
+    std::lock_guard lock{mu_};
+    handle_ = std::move(h);
+  }
+  std::optional<actors::replica_handle> handle() {
+    std::lock_guard lock{mu_};
+    return handle_;
+  }
+
+  void snapshot(std::uint64_t seq, const std::vector<core::record_ptr>& rows) override {
+    v1::WatchEvent ev;
+    ev.set_watch_id(watch_id_);
+    ev.set_seq(seq);
+    auto* snap = ev.mutable_snapshot();
+    snap->mutable_records_json()->Reserve(static_cast<int>(rows.size()));
+    for (auto& r : rows) {
+      snap->add_records_json(r->json);
+    }
+    behind_.store(false);
+    resync_asked_.store(false);
+    out_->push(std::move(ev), false);
+  }
+
+  void changes(std::uint64_t seq, const std::string& version_id,
+               const std::vector<core::record_change>& changes) override {
+    if (behind_.load()) {
+      return;  // a snapshot is coming instead
+    }
+    v1::WatchEvent ev;
+    ev.set_watch_id(watch_id_);
+    ev.set_seq(seq);
+    ev.set_version_id(version_id);
+    auto* out = ev.mutable_changes();
+    for (auto& c : changes) {
+      auto* ch = out->add_changes();
+      ch->set_dataset(c.dataset);
+      if (c.before) {
+        ch->set_before_json(c.before->json);
+      }
+      if (c.after) {
+        ch->set_after_json(c.after->json);
+      }
+    }
+    if (!out_->push(std::move(ev), true)) {
+      behind_.store(true);
+      std::lock_guard lock{out_->mu};
+      out_->behind.push_back(self_);
+    }
+  }
+
+  /// Asks the query actor for the snapshot, once per fall-behind.
+  void resync(actors::runtime& rt) {
+    if (behind_.load() && !resync_asked_.exchange(true)) {
+      if (auto h = handle()) {
+        rt.resync_replica(*h);
+      }
+    }
+  }
+
+  std::weak_ptr<replica> self_;
+
+ private:
+  std::shared_ptr<stream_out> out_;
+  std::uint64_t watch_id_;
+  std::mutex mu_;
+  std::optional<actors::replica_handle> handle_;
+  std::atomic<bool> behind_{false};
+  std::atomic<bool> resync_asked_{false};
+};
+
+void stream_out::write_done(bool ok) {
+  std::vector<std::weak_ptr<replica>> resync;
+  {
+    std::lock_guard lock{mu};
+    bytes -= queue.front().second;
+    queue.pop_front();
+    if (!ok || !reactor) {
+      writing = false;
+      return;
+    }
+    if (!queue.empty()) {
+      reactor->StartWrite(&queue.front().first);
+    } else {
+      writing = false;
+      if (finishing && !finished) {
+        finished = true;
+        reactor->Finish(grpc::Status::OK);
+      }
+    }
+    if (!behind.empty() && bytes <= max_bytes / 2) {
+      resync.swap(behind);
+    }
+  }
+  for (auto& w : resync) {
+    if (auto r = w.lock()) {
+      r->resync(*rt);
+    }
+  }
+}
+
+class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent> {
+ public:
+  watch_session(actors::runtime& rt, std::size_t max_bytes) : rt_(rt) {
+    out_ = std::make_shared<stream_out>();
+    out_->reactor = this;
+    out_->max_bytes = max_bytes;
+    out_->rt = &rt;
+    StartRead(&req_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      close_all();
+      out_->finish();
+      return;
+    }
+    handle(req_);
+    StartRead(&req_);
+  }
+
+  void OnWriteDone(bool ok) override { out_->write_done(ok); }
+
+  void OnDone() override {
+    close_all();
+    {
+      std::lock_guard lock{out_->mu};
+      out_->reactor = nullptr;
+    }
+    delete this;
+  }
+
+ private:
+  void handle(const v1::WatchRequest& req) {
+    auto id = req.watch_id();
+    if (req.has_cancel()) {
+      if (auto it = watches_.find(id); it != watches_.end()) {
+        if (auto h = it->second->handle()) {
+          rt_.close_replica(*h);
+        }
+        watches_.erase(it);
+      }
+      return;
+    }
+    if (!req.has_open() || watches_.count(id)) {
+      return;
+    }
+    const auto& q = req.open();
+    auto fail = [&](const std::string& why) {
+      v1::WatchEvent ev;
+      ev.set_watch_id(id);
+      ev.set_error(why);
+      out_->push(std::move(ev), false);
+    };
+    const auto* def = rt_.catalog().by_name(q.query_name());
+    if (!def) {
+      fail("unknown query '" + q.query_name() + "' on the owner: the nodes' queries differ");
+      return;
+    }
+    std::vector<std::pair<std::string, std::string>> args;
+    for (auto& a : q.arguments()) {
+      args.emplace_back(a.name(), a.value());
+    }
+    std::optional<std::string> sort_by;
+    if (!q.sort_by().empty()) {
+      sort_by = q.sort_by();
+    }
+    auto bound = core::bind_query(*def, args, q.page(), q.page_size(), sort_by, q.descending());
+    if (!bound) {
+      fail(bound.error().message);
+      return;
+    }
+    if (bound->key != q.key()) {
+      fail("the owner binds this query differently: the nodes' queries differ");
+      return;
+    }
+    auto r = std::make_shared<replica>(out_, id);
+    r->self_ = r;
+    auto h = rt_.open_replica(std::move(bound.value()), r);
+    if (!h) {
+      fail(h.error().message);
+      return;
+    }
+    r->set_handle(h.value());
+    watches_.emplace(id, std::move(r));
+  }
+
+  void close_all() {
+    for (auto& [id, r] : watches_) {
+      if (auto h = r->handle()) {
+        rt_.close_replica(*h);
+      }
+    }
+    watches_.clear();
+  }
+
+  actors::runtime& rt_;
+  std::shared_ptr<stream_out> out_;
+  v1::WatchRequest req_;
+  std::map<std::uint64_t, std::shared_ptr<replica>> watches_;  // reactor threads only
+};
+
+class owner_service final : public v1::QueryOwner::CallbackService {
+ public:
+  owner_service(actors::runtime& rt, std::size_t max_bytes) : rt_(rt), max_bytes_(max_bytes) {}
+
+  grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* Watch(
+      grpc::CallbackServerContext*) override {
+    return new watch_session(rt_, max_bytes_);
+  }
+
+ private:
+  actors::runtime& rt_;
+  std::size_t max_bytes_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<grpc::Service>> make_peer_services(cluster_node& node,
+                                                               actors::runtime& rt) {
+  std::vector<std::unique_ptr<grpc::Service>> out;
+  out.push_back(std::make_unique<peer_service>(node, rt));
+  out.push_back(std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes));
+  return out;
+}
+
+}  // namespace weir::cluster
