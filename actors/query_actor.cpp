@@ -408,10 +408,13 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   auto pos = it->second;
   st.index.erase(it);
   --st.mode_subs[mode_index(st.subs[pos].mode)];
-  auto conn = st.subs[pos].conn.address();
-  if (auto m = st.monitored.find(conn); m != st.monitored.end() && --m->second == 0) {
-    st.monitored.erase(m);
-    self->demonitor(conn);
+  // A direct subscription has no connection actor, and a null address must not be hashed
+  // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
+  if (auto conn = st.subs[pos].conn.address()) {
+    if (auto m = st.monitored.find(conn); m != st.monitored.end() && --m->second == 0) {
+      st.monitored.erase(m);
+      self->demonitor(conn);
+    }
   }
   if (pos + 1 != st.subs.size()) {
     st.subs[pos] = std::move(st.subs.back());

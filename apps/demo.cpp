@@ -10,6 +10,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "actors/cluster_link.hpp"
 #include "actors/runtime.hpp"
 
 namespace weir::app {
@@ -104,6 +105,11 @@ demo_writer::~demo_writer() {
 
 void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
   std::mt19937_64 rng{seed};
+  // In a cluster the demo's units are spread over the members: seed once every member is up
+  // (for at most 30 s), or the seeding writes would get 503 from members still starting.
+  for (int i = 0; i < 300 && !stop_ && rt_.cluster() && rt_.cluster()->health().first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
   write_sync(rt_, put("main", "", "", R"({"name":"Main board","owner":"ada"})"));
   write_sync(rt_, put("ops", "", "", R"({"name":"Ops board","owner":"grace"})"));
   const char* titles[] = {"Write docs", "Fix login",   "Add metrics", "Tune RocksDB",

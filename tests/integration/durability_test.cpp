@@ -18,6 +18,7 @@
 
 #include <boost/json.hpp>
 
+#include "process_support.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -197,125 +198,6 @@ TEST(Durability, AcknowledgedStateSurvivesStopAndRestart) {
   EXPECT_FALSE(gone.empty());
   node->stop();
 }
-
-/// The real `weir serve` as a child process; SIGKILLed at destruction at the latest.
-class weir_process {
- public:
-  weir_process(const std::string& config, const std::string& data_dir) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-      ADD_FAILURE() << "pipe2 failed";
-      return;
-    }
-    std::string bin = WEIR_BINARY;
-    std::vector<std::string> args{bin, "serve", "--config", config, "--data-dir", data_dir};
-    std::vector<char*> argv;
-    for (auto& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      // Only async-signal-safe calls until exec.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) {
-        _exit(127);
-      }
-      dup2(fds[1], 2);
-      int devnull = open("/dev/null", O_WRONLY);
-      if (devnull >= 0) {
-        dup2(devnull, 1);
-      }
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    if (pid_ < 0) {
-      close(fds[0]);
-      ADD_FAILURE() << "fork failed";
-      return;
-    }
-    fd_ = fds[0];
-    reader_ = std::thread([this] { drain(); });
-    std::unique_lock lock{mu_};
-    if (!cv_.wait_for(lock, 20s, [this] { return port_ != 0 || eof_; }) || port_ == 0) {
-      ADD_FAILURE() << "weir did not report its port; stderr so far:\n" << log_;
-    }
-  }
-
-  ~weir_process() { kill(); }
-
-  std::uint16_t port() const { return port_; }
-
-  void kill() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-    if (reader_.joinable()) {
-      reader_.join();
-    }
-    if (fd_ >= 0) {
-      close(fd_);
-      fd_ = -1;
-    }
-  }
-
-  std::string log() {
-    std::lock_guard lock{mu_};
-    return log_;
-  }
-
- private:
-  void drain() {
-    char buf[4096];
-    for (;;) {
-      auto n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) {
-        break;
-      }
-      std::lock_guard lock{mu_};
-      log_.append(buf, static_cast<std::size_t>(n));
-      if (port_ == 0) {
-        parse_port();
-      }
-      cv_.notify_all();
-    }
-    std::lock_guard lock{mu_};
-    eof_ = true;
-    cv_.notify_all();
-  }
-
-  // "weir: serving HTTP/WebSocket on 127.0.0.1:<port>, gRPC on ..."
-  void parse_port() {
-    static const std::string marker = "serving HTTP/WebSocket on ";
-    auto at = log_.find(marker);
-    if (at == std::string::npos) {
-      return;
-    }
-    auto end = log_.find_first_of(",\n", at);
-    if (end == std::string::npos) {
-      return;
-    }
-    auto addr = log_.substr(at + marker.size(), end - at - marker.size());
-    auto colon = addr.rfind(':');
-    if (colon != std::string::npos) {
-      port_ = static_cast<std::uint16_t>(std::stoul(addr.substr(colon + 1)));
-    }
-  }
-
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  std::thread reader_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string log_;
-  std::uint16_t port_ = 0;
-  bool eof_ = false;
-};
 
 struct acked_write {
   std::string obj;

@@ -100,3 +100,31 @@ TEST(QueryRoutes, IntrospectionListsEveryQuery) {
 }
 
 }  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+// A direct subscription (the snapshot) leaving a query key that hub subscribers also hold: the
+// query actor once hashed the direct one's null connection address and crashed.
+TEST(QueryRoutes, SnapshotOnAKeyHubClientsAlsoWatch) {
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  auto port = node->http_port();
+  put_record(port, "t", "shared", "items", "a", R"({"n":1})");
+  ws_client ws{port};
+  ws.expect_connected();
+  ws.subscribe("q", "T.Items.All", {{"obj", "shared"}});
+  ws.read_json();
+  for (int i = 0; i < 3; ++i) {
+    auto r = http(port, "GET", "/api/t/items?obj=shared");
+    ASSERT_EQ(r.status, 200u) << r.body;
+    EXPECT_EQ(r.json().as_object()["data"].as_array().size(), 1u);
+  }
+  put_record(port, "t", "shared", "items", "b", R"({"n":2})");
+  auto f = ws.read_json();
+  EXPECT_EQ(f["type"], "QueryResult");
+  node->stop();
+}
+
+}  // namespace
+}  // namespace weir::test

@@ -1,0 +1,465 @@
+// Three real `weir serve` processes on loopback forming one cluster (issue 5): subscriptions
+// through a remote owner with one upstream per query key, writes forwarded from any node, SSE
+// control POSTs forwarded to the node holding the stream (and refused for anyone else), and an
+// owner SIGKILLed during a write burst: detected down, writes refused with 503, and after its
+// restart every acknowledged write is there and remote subscribers get a fresh baseline that
+// reconstructs to exactly what a fresh query returns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "core/rendezvous.hpp"
+#include "process_support.hpp"
+#include "sse_test_support.hpp"
+#include "test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+class cluster3 {
+ public:
+  static constexpr int n = 3;
+
+  cluster3() {
+    for (int i = 0; i < n; ++i) {
+      http_.push_back(free_port());
+      grpc_.push_back(free_port());
+    }
+    std::string members = "  members:\n";
+    for (int i = 0; i < n; ++i) {
+      members += "    - { id: " + ids_[i] + ", grpc: \"127.0.0.1:" + std::to_string(grpc_[i]) +
+                 "\", http: \"127.0.0.1:" + std::to_string(http_[i]) + "\" }\n";
+    }
+    for (int i = 0; i < n; ++i) {
+      std::ofstream f{config(i)};
+      f << "node:\n  http: \"127.0.0.1:" << http_[i] << "\"\n  grpc: \"127.0.0.1:" << grpc_[i]
+        << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
+        << members << "  heartbeatIntervalMs: 100\n  suspectAfterMs: 400\n  downAfterMs: 1000\n"
+        << default_queries_yaml();
+    }
+    procs_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      start(i);
+    }
+    for (int i = 0; i < n; ++i) {
+      EXPECT_TRUE(wait_state(i, i, "up", 15s)) << "node " << ids_[i] << " not up";
+    }
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        EXPECT_TRUE(wait_state(i, j, "up", 10s)) << ids_[i] << " does not see " << ids_[j];
+      }
+    }
+  }
+
+  ~cluster3() {
+    if (::testing::Test::HasFailure() || std::uncaught_exceptions() > 0) {
+      for (int i = 0; i < n; ++i) {
+        if (procs_[i]) {
+          std::printf("--- node %s stderr:\n%s\n", ids_[i].c_str(), procs_[i]->log().c_str());
+        }
+      }
+    }
+  }
+
+  std::string config(int i) const { return dir_.path() + "/" + ids_[i] + ".yaml"; }
+
+  void start(int i) {
+    procs_[i] = std::make_unique<weir_process>(
+        std::vector<std::string>{"--config", config(i), "--data-dir", dir_.path() + "/" + ids_[i]});
+  }
+  void kill(int i) { procs_[i]->kill(); }
+  weir_process& proc(int i) { return *procs_[i]; }
+
+  std::uint16_t port(int i) const { return http_[i]; }
+  const std::string& id(int i) const { return ids_[i]; }
+
+  /// An object id in space "t" whose unit node `i` owns.
+  std::string object_owned_by(int i, const std::string& prefix) const {
+    std::vector<std::string> ids{ids_.begin(), ids_.end()};
+    for (int k = 0;; ++k) {
+      auto obj = prefix + std::to_string(k);
+      if (core::rendezvous_owner(ids, core::unit_name("t", obj)) == static_cast<std::size_t>(i)) {
+        return obj;
+      }
+    }
+  }
+
+  /// /cluster/health as node `i` answers it (null when it does not answer).
+  json::value health(int i) const {
+    auto r = http(http_[i], "GET", "/cluster/health");
+    if (r.status != 200 && r.status != 503) {
+      return nullptr;
+    }
+    return r.json();
+  }
+
+  /// Member `j` as node `i` reports it.
+  json::object member(int i, int j) const {
+    auto h = health(i);
+    if (!h.is_object()) {
+      return {};
+    }
+    for (auto& m : h.as_object()["members"].as_array()) {
+      if (m.as_object().at("id").as_string() == ids_[j]) {
+        return m.as_object();
+      }
+    }
+    return {};
+  }
+
+  bool wait_state(int i, int j, const std::string& state, std::chrono::milliseconds timeout) {
+    auto deadline = clock_type::now() + timeout;
+    while (clock_type::now() < deadline) {
+      auto m = member(i, j);
+      if (auto* s = m.if_contains("state"); s && s->is_string() && s->as_string() == state) {
+        return true;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  /// Waits until `pred` holds for member `j` as node `i` reports it.
+  bool wait_member(int i, int j, const std::function<bool(const json::object&)>& pred,
+                   std::chrono::milliseconds timeout = 5s) {
+    auto deadline = clock_type::now() + timeout;
+    while (clock_type::now() < deadline) {
+      if (pred(member(i, j))) {
+        return true;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+ private:
+  temp_dir dir_;
+  std::array<std::string, n> ids_{"a", "b", "c"};
+  std::vector<std::uint16_t> http_, grpc_;
+  std::vector<std::unique_ptr<weir_process>> procs_;
+};
+
+std::int64_t figure(const json::object& m, const char* key) {
+  auto* v = m.if_contains(key);
+  return v && v->is_number() ? v->to_number<std::int64_t>() : -1;
+}
+
+/// A delta-mode subscriber's view of the result: id → record JSON, rebuilt from `data`
+/// baselines and `changeSet`s the way a client does.
+struct reconstruction {
+  std::map<std::string, std::string> rows;
+  int baselines = 0;
+
+  void apply(const json::object& frame) {
+    const auto& p = frame.at("payload").as_object();
+    if (auto* d = p.if_contains("data"); d && d->is_array()) {
+      rows.clear();
+      for (auto& r : d->as_array()) {
+        rows[std::string{r.as_object().at("id").as_string()}] = json::serialize(r);
+      }
+      ++baselines;
+      return;
+    }
+    const auto& cs = p.at("changeSet").as_object();
+    for (const char* k : {"added", "replaced"}) {
+      for (auto& r : cs.at(k).as_array()) {
+        rows[std::string{r.as_object().at("id").as_string()}] = json::serialize(r);
+      }
+    }
+    for (auto& r : cs.at("removed").as_array()) {
+      rows.erase(std::string{r.as_object().at("id").as_string()});
+    }
+  }
+};
+
+std::map<std::string, std::string> fresh_query(std::uint16_t port, const std::string& obj) {
+  auto r = http(port, "GET", "/api/t/items?obj=" + obj);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  std::map<std::string, std::string> out;
+  auto doc = r.json();
+  for (auto& v : doc.as_object()["data"].as_array()) {
+    out[std::string{v.as_object().at("id").as_string()}] = json::serialize(v);
+  }
+  return out;
+}
+
+bool is_result(const json::object& f) {
+  return f.at("type").as_string() == "QueryResult";
+}
+
+TEST(ClusterProcess, RemoteOwnerServesManyLocalClientsThroughOneUpstream) {
+  cluster3 cl;
+  const int a = 0, b = 1, c = 2;
+  auto obj = cl.object_owned_by(c, "o");
+  constexpr int clients = 6;
+  std::vector<std::unique_ptr<ws_client>> subs;
+  for (int k = 0; k < clients; ++k) {
+    subs.push_back(std::make_unique<ws_client>(cl.port(a)));
+    auto id = subs.back()->expect_connected();
+    EXPECT_NE(id.find("@a"), std::string::npos) << id;  // names its holder
+    subs.back()->subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "delta");
+    auto first = subs.back()->read_until(is_result);
+    EXPECT_EQ(first["payload"].as_object()["data"], json::array{});
+  }
+  // Node A holds one upstream for every local client, and the owner C one replica for A.
+  EXPECT_TRUE(cl.wait_member(a, a, [](const json::object& m) {
+    return figure(m, "upstreams") == 1 && figure(m, "subscriptions") == clients;
+  })) << json::serialize(cl.health(a));
+  EXPECT_TRUE(cl.wait_member(a, c, [](const json::object& m) {
+    return figure(m, "replicas") == 1;
+  })) << json::serialize(cl.health(a));
+  EXPECT_TRUE(
+      cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 1; }));
+
+  // A write sent to B (which owns nothing here) reaches every client on A as the right delta.
+  auto vid = put_record(cl.port(b), "t", obj, "items", "r1", R"({"n":1,"color":"red"})");
+  ASSERT_FALSE(vid.empty());
+  for (auto& s : subs) {
+    auto f = s->read_until(is_result);
+    auto& cs = f["payload"].as_object()["changeSet"].as_object();
+    ASSERT_EQ(cs["added"].as_array().size(), 1u) << json::serialize(f);
+    auto& rec = cs["added"].as_array()[0].as_object();
+    EXPECT_EQ(rec["id"], "r1");
+    EXPECT_EQ(rec["n"], 1);
+    EXPECT_TRUE(cs["replaced"].as_array().empty());
+    EXPECT_TRUE(cs["removed"].as_array().empty());
+  }
+  // A replace and a delete through A itself.
+  put_record(cl.port(a), "t", obj, "items", "r1", R"({"n":2,"color":"red"})");
+  for (auto& s : subs) {
+    auto f = s->read_until(is_result);
+    auto& cs = f["payload"].as_object()["changeSet"].as_object();
+    ASSERT_EQ(cs["replaced"].as_array().size(), 1u) << json::serialize(f);
+    EXPECT_EQ(cs["replaced"].as_array()[0].as_object()["n"], 2);
+  }
+  auto del =
+      http(cl.port(a), "DELETE", "/v1/spaces/t/objects/" + obj + "/datasets/items/records/r1");
+  EXPECT_EQ(del.status, 200u) << del.body;
+  for (auto& s : subs) {
+    auto f = s->read_until(is_result);
+    auto& cs = f["payload"].as_object()["changeSet"].as_object();
+    ASSERT_EQ(cs["removed"].as_array().size(), 1u) << json::serialize(f);
+  }
+  // The fresh query agrees on every node.
+  for (int i = 0; i < cluster3::n; ++i) {
+    EXPECT_TRUE(fresh_query(cl.port(i), obj).empty());
+  }
+  // The last client leaving releases the upstream and the owner's replica.
+  subs.clear();
+  EXPECT_TRUE(cl.wait_member(a, a, [](const json::object& m) {
+    return figure(m, "upstreams") == 0 && figure(m, "subscriptions") == 0;
+  })) << json::serialize(cl.health(a));
+  EXPECT_TRUE(
+      cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
+}
+
+TEST(ClusterProcess, SseControlPostsAreForwardedToTheHolderOnly) {
+  cluster3 cl;
+  const int a = 0, b = 1, c = 2;
+  auto obj = cl.object_owned_by(c, "s");
+  sse_client stream{cl.port(a)};
+  ASSERT_EQ(stream.status(), 200u);
+  auto conn = stream.expect_connected();
+  ASSERT_NE(conn.find("@a"), std::string::npos) << conn;
+  auto request = subscription_request("T.Items.All", {{"obj", obj}}, "delta");
+
+  // Another peer address, or another tenant, gets 404 on every node, and nothing happens.
+  for (int i = 0; i < cluster3::n; ++i) {
+    auto other_tenant =
+        sse_control_post(cl.port(i), "subscribe", control_body(conn, "x", 1, request),
+                         {{"x-cratis-tenant-id", "someone-else"}});
+    EXPECT_EQ(other_tenant.status, 404u) << "node " << cl.id(i);
+    if (loopback_alias_usable("127.0.0.2")) {
+      auto other_peer = sse_control_post(cl.port(i), "subscribe",
+                                         control_body(conn, "x", 1, request), {}, "127.0.0.2");
+      EXPECT_EQ(other_peer.status, 404u) << "node " << cl.id(i);
+      auto other_unsub =
+          sse_control_post(cl.port(i), "unsubscribe", control_body(conn, "x", 1), {}, "127.0.0.2");
+      EXPECT_EQ(other_unsub.status, 404u) << "node " << cl.id(i);
+    }
+  }
+  // A forged id: the right node but an unknown connection, or a node that is not a member.
+  auto uuid = conn.substr(0, conn.find('@'));
+  EXPECT_EQ(
+      sse_control_post(cl.port(b), "subscribe",
+                       control_body("00000000-0000-4000-8000-000000000000@a", "x", 1, request))
+          .status,
+      404u);
+  EXPECT_EQ(
+      sse_control_post(cl.port(b), "subscribe", control_body(uuid + "@b", "x", 1, request)).status,
+      404u);
+  EXPECT_EQ(
+      sse_control_post(cl.port(b), "subscribe", control_body(uuid + "@zz", "x", 1, request)).status,
+      404u);
+  EXPECT_TRUE(stream.silent_for(200ms));
+
+  // The caller's own POSTs succeed wherever they land; frames come on A's stream.
+  auto sub = sse_control_post(cl.port(b), "subscribe", control_body(conn, "q1", 1, request));
+  EXPECT_EQ(sub.status, 200u);
+  auto first = stream.read_json();
+  EXPECT_EQ(first["type"], "QueryResult");
+  EXPECT_EQ(first["queryId"], "q1");
+  put_record(cl.port(c), "t", obj, "items", "r1", R"({"n":1})");
+  auto delta = stream.read_json();
+  EXPECT_EQ(delta["queryId"], "q1");
+  EXPECT_EQ(delta["payload"].as_object()["changeSet"].as_object()["added"].as_array().size(), 1u);
+  auto unsub = sse_control_post(cl.port(c), "unsubscribe", control_body(conn, "q1", 1));
+  EXPECT_EQ(unsub.status, 200u);
+  put_record(cl.port(b), "t", obj, "items", "r2", R"({"n":2})");
+  EXPECT_TRUE(stream.silent_for(300ms));
+  // Subscribe again through C, and on A itself.
+  EXPECT_EQ(sse_control_post(cl.port(c), "subscribe", control_body(conn, "q2", 1, request)).status,
+            200u);
+  auto again = stream.read_json();
+  EXPECT_EQ(again["queryId"], "q2");
+  EXPECT_EQ(again["payload"].as_object()["data"].as_array().size(), 2u);
+  EXPECT_EQ(sse_control_post(cl.port(a), "unsubscribe", control_body(conn, "q2", 1)).status, 200u);
+}
+
+TEST(ClusterProcess, OwnerKilledDuringWriteBurstLosesNothingAcknowledged) {
+  cluster3 cl;
+  const int a = 0, b = 1, c = 2;
+  auto obj = cl.object_owned_by(c, "k");
+  ws_client on_a{cl.port(a)};
+  ws_client on_b{cl.port(b)};
+  reconstruction ra, rb;
+  for (auto* s : {&on_a, &on_b}) {
+    s->expect_connected();
+    s->subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "delta");
+  }
+  ra.apply(on_a.read_until(is_result));
+  rb.apply(on_b.read_until(is_result));
+
+  // Two writers, one through A and one through B, each record written once.
+  std::mutex mu;
+  std::map<std::string, int> acked;
+  std::atomic<bool> stop{false};
+  std::atomic<int> refused{0};
+  auto writer = [&](int node, const std::string& prefix) {
+    for (int k = 0; !stop; ++k) {
+      auto id = prefix + std::to_string(k);
+      auto r = http(cl.port(node), "PUT",
+                    "/v1/spaces/t/objects/" + obj + "/datasets/items/records/" + id,
+                    "{\"n\":" + std::to_string(k) + "}");
+      if (r.status == 200) {
+        std::lock_guard lock{mu};
+        acked[id] = k;
+      } else {
+        ++refused;
+        std::this_thread::sleep_for(5ms);
+      }
+    }
+  };
+  std::thread wa{writer, a, "a"}, wb{writer, b, "b"};
+  std::this_thread::sleep_for(400ms);
+  auto killed_at = clock_type::now();
+  cl.kill(c);
+  // Detected down within a bound (heartbeat 100 ms, down after 1000 ms).
+  ASSERT_TRUE(cl.wait_state(a, c, "down", 5s)) << json::serialize(cl.health(a));
+  auto detected = clock_type::now() - killed_at;
+  EXPECT_LT(detected, 3s);
+  std::printf("[ cluster ] owner SIGKILL detected down after %lld ms\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(detected).count()));
+  auto degraded = http(cl.port(b), "GET", "/cluster/health");
+  EXPECT_EQ(degraded.status, 503u);
+  EXPECT_EQ(degraded.json().as_object()["status"], "degraded");
+  // Writes for its units are refused with a clear code, from any node.
+  auto refused_write =
+      http(cl.port(a), "PUT", "/v1/spaces/t/objects/" + obj + "/datasets/items/records/late",
+           R"({"n":-1})");
+  EXPECT_EQ(refused_write.status, 503u);
+  EXPECT_EQ(refused_write.json().as_object()["error"].as_object()["code"],
+            "cluster.owner_unavailable")
+      << refused_write.body;
+  stop = true;
+  wa.join();
+  wb.join();
+  EXPECT_GT(refused.load(), 0);
+
+  // The owner comes back. Each subscriber applies the deltas still on their way from before
+  // the kill, then gets a fresh baseline (a QueryResult with data).
+  int baselines_a = ra.baselines, baselines_b = rb.baselines;
+  auto restarted_at = clock_type::now();
+  cl.start(c);
+  ASSERT_TRUE(cl.proc(c).started());
+  auto until_baseline = [](reconstruction& r) {
+    return [&r](const json::object& f) {
+      if (!is_result(f)) {
+        return false;
+      }
+      r.apply(f);
+      return f.at("payload").as_object().contains("data");
+    };
+  };
+  on_a.read_until(until_baseline(ra), 10s);
+  auto rebased = clock_type::now() - restarted_at;
+  std::printf("[ cluster ] fresh baseline on the remote subscriber %lld ms after the restart\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(rebased).count()));
+  on_b.read_until(until_baseline(rb), 10s);
+  EXPECT_EQ(ra.baselines, baselines_a + 1);
+  EXPECT_EQ(rb.baselines, baselines_b + 1);
+  EXPECT_TRUE(cl.wait_state(a, c, "up", 5s));
+  EXPECT_TRUE(cl.wait_state(b, c, "up", 5s));
+  EXPECT_EQ(http(cl.port(a), "GET", "/cluster/health").status, 200u);
+
+  // Every acknowledged write is there; both subscribers equal a fresh query.
+  auto fresh = fresh_query(cl.port(b), obj);
+  for (auto& [id, k] : acked) {
+    auto it = fresh.find(id);
+    ASSERT_NE(it, fresh.end()) << "acknowledged write " << id << " lost";
+    EXPECT_EQ(json::parse(it->second).as_object()["n"], k);
+  }
+  EXPECT_GT(acked.size(), 10u);
+  EXPECT_EQ(ra.rows, fresh);
+  EXPECT_EQ(rb.rows, fresh);
+  // And they keep following.
+  put_record(cl.port(b), "t", obj, "items", "after", R"({"n":1000})");
+  ra.apply(on_a.read_until(is_result));
+  EXPECT_EQ(ra.rows, fresh_query(cl.port(a), obj));
+}
+
+TEST(ClusterProcess, ReadyzNeedsAQuorumAndSigtermDrains) {
+  cluster3 cl;
+  for (int i = 0; i < cluster3::n; ++i) {
+    EXPECT_EQ(http(cl.port(i), "GET", "/readyz").status, 200u);
+    EXPECT_EQ(http(cl.port(i), "GET", "/livez").status, 200u);
+  }
+  // One member down: two of three still make a quorum, but the cluster is degraded.
+  cl.kill(2);
+  ASSERT_TRUE(cl.wait_state(0, 2, "down", 5s));
+  EXPECT_EQ(http(cl.port(0), "GET", "/readyz").status, 200u);
+  EXPECT_EQ(http(cl.port(0), "GET", "/cluster/health").status, 503u);
+  // SIGTERM: B drains, tells its clients (1001) and exits in time; A loses its quorum.
+  ws_client on_b{cl.port(1)};
+  on_b.expect_connected();
+  auto t0 = clock_type::now();
+  int exit_status = -2;
+  std::thread term{[&] { exit_status = cl.proc(1).terminate(15s); }};
+  auto last = on_b.read(12s);  // the client reads on, as a client does, and answers the close
+  EXPECT_FALSE(last.has_value()) << *last;
+  term.join();
+  EXPECT_EQ(exit_status, 0) << cl.proc(1).log();
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0);
+  EXPECT_LT(took, 12s);  // observableShutdownTimeoutMs (10 s) bounds the drain
+  auto closed = on_b.close_status();
+  std::printf("[ cluster ] SIGTERM drain took %lld ms\n", static_cast<long long>(took.count()));
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(closed->first, 1001);
+  ASSERT_TRUE(cl.wait_state(0, 1, "down", 5s));
+  auto not_ready = http(cl.port(0), "GET", "/readyz");
+  EXPECT_EQ(not_ready.status, 503u) << not_ready.body;
+  EXPECT_EQ(http(cl.port(0), "GET", "/livez").status, 200u);
+}
+
+}  // namespace
+}  // namespace weir::test

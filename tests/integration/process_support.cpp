@@ -1,0 +1,166 @@
+// The real binary as a child process (see process_support.hpp).
+#include "process_support.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace weir::test {
+
+using namespace std::chrono_literals;
+
+weir_process::weir_process(const std::string& config, const std::string& data_dir)
+    : weir_process(std::vector<std::string>{"--config", config, "--data-dir", data_dir}) {}
+
+weir_process::weir_process(std::vector<std::string> serve_args) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2 failed";
+    return;
+  }
+  std::vector<std::string> args{WEIR_BINARY, "serve"};
+  args.insert(args.end(), serve_args.begin(), serve_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  pid_t parent = getpid();
+  pid_ = fork();
+  if (pid_ == 0) {
+    // Only async-signal-safe calls until exec.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) {
+      _exit(127);
+    }
+    dup2(fds[1], 2);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, 1);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  if (pid_ < 0) {
+    close(fds[0]);
+    ADD_FAILURE() << "fork failed";
+    return;
+  }
+  fd_ = fds[0];
+  reader_ = std::thread([this] { drain(); });
+  std::unique_lock lock{mu_};
+  if (!cv_.wait_for(lock, 20s, [this] { return port_ != 0 || eof_; }) || port_ == 0) {
+    ADD_FAILURE() << "weir did not report its port; stderr so far:\n" << log_;
+  }
+}
+
+weir_process::~weir_process() {
+  kill();
+}
+
+void weir_process::kill() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  reap();
+}
+
+int weir_process::terminate(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) {
+    return -1;
+  }
+  ::kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      reap();
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  kill();
+  return -1;
+}
+
+void weir_process::reap() {
+  if (reader_.joinable()) {
+    reader_.join();
+  }
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+std::string weir_process::log() {
+  std::lock_guard lock{mu_};
+  return log_;
+}
+
+void weir_process::drain() {
+  char buf[4096];
+  for (;;) {
+    auto n = ::read(fd_, buf, sizeof buf);
+    if (n <= 0) {
+      break;
+    }
+    std::lock_guard lock{mu_};
+    log_.append(buf, static_cast<std::size_t>(n));
+    if (port_ == 0) {
+      parse_port();
+    }
+    cv_.notify_all();
+  }
+  std::lock_guard lock{mu_};
+  eof_ = true;
+  cv_.notify_all();
+}
+
+// "weir: serving HTTP/WebSocket on 127.0.0.1:<port>, gRPC on ..."
+void weir_process::parse_port() {
+  static const std::string marker = "serving HTTP/WebSocket on ";
+  auto at = log_.find(marker);
+  if (at == std::string::npos) {
+    return;
+  }
+  auto end = log_.find_first_of(",\n", at);
+  if (end == std::string::npos) {
+    return;
+  }
+  auto addr = log_.substr(at + marker.size(), end - at - marker.size());
+  auto colon = addr.rfind(':');
+  if (colon != std::string::npos) {
+    port_ = static_cast<std::uint16_t>(std::stoul(addr.substr(colon + 1)));
+  }
+}
+
+std::uint16_t free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  std::uint16_t port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+}  // namespace weir::test
