@@ -516,6 +516,12 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
           self->send(it->second.actor, std::move(m));
         }
       },
+      [self](resync_msg& m) {
+        auto it = self->state.queries.find(m.key);
+        if (it != self->state.queries.end()) {
+          self->send(it->second.actor, std::move(m));
+        }
+      },
       [self](const query_idle_msg& m) {
         touch(self);
         handle_idle(self, m);

@@ -163,7 +163,9 @@ struct stream_out {
       return true;  // the stream is ending: nothing to keep
     }
     auto size = ev.ByteSizeLong();
-    if (droppable && bytes + size > max_bytes) {
+    // An empty queue takes any event: a single write larger than the bound must not leave its
+    // watch resyncing forever.
+    if (droppable && bytes > 0 && bytes + size > max_bytes) {
       return false;
     }
     queue.emplace_back(std::move(ev), size);

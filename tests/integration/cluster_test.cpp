@@ -13,10 +13,15 @@
 
 #include <boost/json.hpp>
 
+#include <grpcpp/grpcpp.h>
+
+#include "apps/config/node_config.hpp"
+#include "core/query_definition.hpp"
 #include "core/rendezvous.hpp"
 #include "process_support.hpp"
 #include "sse_test_support.hpp"
 #include "test_support.hpp"
+#include "weir/v1/query_owner.grpc.pb.h"
 
 namespace weir::test {
 namespace {
@@ -28,7 +33,8 @@ class cluster3 {
  public:
   static constexpr int n = 3;
 
-  cluster3() {
+  /// `cluster_yaml`: extra keys of the `cluster` section, each line indented by two spaces.
+  explicit cluster3(const std::string& cluster_yaml = "") {
     for (int i = 0; i < n; ++i) {
       http_.push_back(free_port());
       grpc_.push_back(free_port());
@@ -43,7 +49,7 @@ class cluster3 {
       f << "node:\n  http: \"127.0.0.1:" << http_[i] << "\"\n  grpc: \"127.0.0.1:" << grpc_[i]
         << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
         << members << "  heartbeatIntervalMs: 100\n  suspectAfterMs: 400\n  downAfterMs: 1000\n"
-        << default_queries_yaml();
+        << cluster_yaml << default_queries_yaml();
     }
     procs_.resize(n);
     for (int i = 0; i < n; ++i) {
@@ -79,6 +85,7 @@ class cluster3 {
   weir_process& proc(int i) { return *procs_[i]; }
 
   std::uint16_t port(int i) const { return http_[i]; }
+  std::uint16_t grpc_port(int i) const { return grpc_[i]; }
   const std::string& id(int i) const { return ids_[i]; }
 
   /// An object id in space "t" whose unit node `i` owns.
@@ -459,6 +466,139 @@ TEST(ClusterProcess, ReadyzNeedsAQuorumAndSigtermDrains) {
   auto not_ready = http(cl.port(0), "GET", "/readyz");
   EXPECT_EQ(not_ready.status, 503u) << not_ready.body;
   EXPECT_EQ(http(cl.port(0), "GET", "/livez").status, 200u);
+}
+
+TEST(ClusterProcess, SubscribersOfAnOwnerThatStaysDownGetAnError) {
+  cluster3 cl{"  ownerUnavailableErrorMs: 1500\n"};
+  const int a = 0, c = 2;
+  auto obj = cl.object_owned_by(c, "e");
+  ws_client ws{cl.port(a)};
+  ws.expect_connected();
+  ws.subscribe("q", "T.Items.All", {{"obj", obj}}, 3, "delta");
+  ws.read_until(is_result);
+  auto killed_at = clock_type::now();
+  cl.kill(c);
+  // Kept while the owner may come back; ended with the protocol's Error past the bound.
+  auto err = ws.read_until([](const json::object& f) { return f.at("type") == "Error"; }, 10s);
+  auto after = clock_type::now() - killed_at;
+  EXPECT_EQ(err["queryId"], "q");
+  EXPECT_EQ(err["revision"], 3);
+  EXPECT_EQ(err["payload"], "Observable query failed");
+  EXPECT_GE(after, 1500ms);
+  EXPECT_LT(after, 6s);
+  // The upstream is gone with it; the connection itself stays usable.
+  EXPECT_TRUE(cl.wait_member(a, a, [](const json::object& m) {
+    return figure(m, "upstreams") == 0 && figure(m, "subscriptions") == 0;
+  })) << json::serialize(cl.health(a));
+  ws.subscribe("q2", "T.Items.All", {{"obj", cl.object_owned_by(a, "e")}}, 1, "delta");
+  EXPECT_EQ(ws.read_until(is_result)["queryId"], "q2");
+}
+
+/// What a Watch stream's events rebuild: id → record JSON.
+struct watch_replay {
+  std::map<std::string, std::string> rows;
+  int snapshots = 0;
+
+  void apply(const weir::v1::WatchEvent& ev) {
+    if (ev.has_snapshot()) {
+      rows.clear();
+      for (auto& r : ev.snapshot().records_json()) {
+        rows[std::string{json::parse(r).as_object().at("id").as_string()}] = r;
+      }
+      ++snapshots;
+      return;
+    }
+    for (auto& ch : ev.changes().changes()) {
+      if (!ch.before_json().empty()) {
+        rows.erase(std::string{json::parse(ch.before_json()).as_object().at("id").as_string()});
+      }
+      if (!ch.after_json().empty()) {
+        rows[std::string{json::parse(ch.after_json()).as_object().at("id").as_string()}] =
+            ch.after_json();
+      }
+    }
+  }
+};
+
+TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) {
+  cluster3 cl{"  maxStreamQueueBytes: 65536\n"};
+  const int c = 2;
+  auto obj = cl.object_owned_by(c, "p");
+  // A gateway that opens a watch and then does not read: the owner's queue for it fills.
+  auto cfg = config::load_config_text(default_queries_yaml(), "queries");
+  ASSERT_TRUE(cfg);
+  const core::query_definition* def = nullptr;
+  for (auto& q : cfg->queries) {
+    if (q.name == "T.Items.All") {
+      def = &q;
+    }
+  }
+  ASSERT_NE(def, nullptr);
+  auto bound = core::bind_query(*def, {{"obj", obj}}, 0, 0, std::nullopt, false);
+  ASSERT_TRUE(bound);
+  // Small, fixed flow-control windows: the transport cannot soak up what the gateway does not
+  // read, so the owner's own queue is what fills.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.grpc_port(c)),
+                                           grpc::InsecureChannelCredentials(), args);
+  auto stub = weir::v1::QueryOwner::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+  auto stream = stub->Watch(&ctx);
+  weir::v1::WatchRequest open;
+  open.set_watch_id(7);
+  auto* q = open.mutable_open();
+  q->set_query_name("T.Items.All");
+  q->set_key(bound->key);
+  auto* arg = q->add_arguments();
+  arg->set_name("obj");
+  arg->set_value(obj);
+  ASSERT_TRUE(stream->Write(open));
+  ASSERT_TRUE(
+      cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 1; }));
+
+  // About 4 MB of changes while nobody reads: far past the 64 KiB bound and the transport's
+  // flow-control windows.
+  std::string pad(400, 'x');
+  for (int batch = 0; batch < 200; ++batch) {
+    json::array upsert;
+    for (int k = 0; k < 20; ++k) {
+      upsert.push_back(json::object{
+          {"id", "r" + std::to_string(batch * 20 + k)}, {"n", batch * 20 + k}, {"pad", pad}});
+    }
+    auto r = http(cl.port(c), "POST", "/v1/spaces/t/objects/" + obj + "/datasets/items/records",
+                  json::serialize(json::object{{"upsert", std::move(upsert)}}));
+    ASSERT_EQ(r.status, 200u) << r.body;
+  }
+  auto last = put_record(cl.port(c), "t", obj, "items", "end", R"({"n":-1})");
+  // Now read: some changes were dropped, and a fresh snapshot replaced them.
+  watch_replay replay;
+  weir::v1::WatchEvent ev;
+  std::uint64_t events = 0;
+  while (stream->Read(&ev)) {
+    ++events;
+    ASSERT_EQ(ev.watch_id(), 7u);
+    ASSERT_FALSE(ev.has_error() && ev.body_case() == weir::v1::WatchEvent::kError) << ev.error();
+    replay.apply(ev);
+    if (replay.rows.count("end")) {
+      break;
+    }
+  }
+  EXPECT_GE(replay.snapshots, 2) << "no resync happened";
+  EXPECT_LT(events, 201u) << "every change was buffered";
+  EXPECT_EQ(replay.rows.size(), 4001u);
+  auto fresh = fresh_query(cl.port(0), obj);
+  EXPECT_EQ(fresh.size(), replay.rows.size());
+  for (auto& [id, text] : fresh) {
+    auto it = replay.rows.find(id);
+    ASSERT_NE(it, replay.rows.end()) << id;
+    EXPECT_EQ(json::parse(it->second), json::parse(text));
+  }
+  ctx.TryCancel();
+  EXPECT_TRUE(
+      cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
 }
 
 }  // namespace
