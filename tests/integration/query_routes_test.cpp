@@ -123,7 +123,6 @@ TEST(QueryRoutes, SnapshotOnAKeyHubClientsAlsoWatch) {
   put_record(port, "t", "shared", "items", "b", R"({"n":2})");
   auto f = ws.read_json();
   EXPECT_EQ(f["type"], "QueryResult");
-  node->stop();
 }
 
 }  // namespace
