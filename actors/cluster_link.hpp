@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/write_command.hpp"
+#include "core/query_health.hpp"
 #include "core/record.hpp"
 
 namespace weir::core {
@@ -96,6 +97,12 @@ class cluster_link {
                                std::function<void(unsigned)> done) = 0;
   /// The gateway's handler for control requests forwarded to this node.
   virtual void set_local_control(control_handler h) = 0;
+
+  /// The connections `scope` may see on the other members that are up (their part of the
+  /// caller's health feed). `done` runs once, on any thread, when all answered or timed out.
+  virtual void remote_connections(
+      const core::health_scope& scope,
+      std::function<void(std::vector<core::connection_health>)> done) = 0;
 
   /// Ready for traffic: a majority of the members (this one included) is reachable.
   virtual bool ready() const = 0;

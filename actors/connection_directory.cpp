@@ -47,14 +47,14 @@ shared_time connection_directory::pong_clock(std::uint64_t id) const {
 
 void connection_directory::add_subscription(std::uint64_t id, const std::string& query_id,
                                             std::string query_name, std::string read_model,
-                                            shared_time served, bool is_feed) {
+                                            shared_time served) {
   std::lock_guard lock{mu_};
   auto it = conns_.find(id);
   if (it == conns_.end()) {
     return;
   }
   it->second.subs[query_id] = subscription_entry{std::move(query_name), std::move(read_model),
-                                                 unix_now_ms(), std::move(served), is_feed};
+                                                 unix_now_ms(), std::move(served)};
 }
 
 void connection_directory::remove_subscription(std::uint64_t id, const std::string& query_id) {
@@ -64,8 +64,8 @@ void connection_directory::remove_subscription(std::uint64_t id, const std::stri
   }
 }
 
-std::vector<core::connection_health> connection_directory::snapshot(const core::health_scope& scope,
-                                                                    bool for_comparison) const {
+std::vector<core::connection_health> connection_directory::snapshot(
+    const core::health_scope& scope) const {
   std::vector<core::connection_health> out;
   std::lock_guard lock{mu_};
   for (const auto& [id, e] : conns_) {
@@ -88,9 +88,7 @@ std::vector<core::connection_health> connection_directory::snapshot(const core::
       sh.connected_at_ms = s.connected_at_ms;
       sh.last_ping_sent_at_ms = ping;
       sh.last_pong_received_at_ms = pong;
-      if (!(for_comparison && s.is_feed)) {
-        sh.last_data_served_at_ms = stamp(s.served);
-      }
+      sh.last_data_served_at_ms = stamp(s.served);
       h.subscriptions.push_back(std::move(sh));
     }
     out.push_back(std::move(h));

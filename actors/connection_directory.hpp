@@ -44,17 +44,13 @@ class connection_directory {
   shared_time pong_clock(std::uint64_t id) const;
 
   /// Records subscription `query_id` of connection `id` (replacing one of the same id).
-  /// `served` is stamped by whoever delivers its data; `is_feed` marks a health-feed
-  /// subscription, whose own emissions must not count as a change (see snapshot).
+  /// `served` is stamped by whoever delivers its data.
   void add_subscription(std::uint64_t id, const std::string& query_id, std::string query_name,
-                        std::string read_model, shared_time served, bool is_feed);
+                        std::string read_model, shared_time served);
   void remove_subscription(std::uint64_t id, const std::string& query_id);
 
   /// The connections `scope` may see (same tenant, same peer address), oldest first.
-  /// With `for_comparison`, the health feed's own data-served times are left out, so a feed
-  /// that compares successive snapshots is not woken by its own emissions (arc-hub §11).
-  std::vector<core::connection_health> snapshot(const core::health_scope& scope,
-                                                bool for_comparison = false) const;
+  std::vector<core::connection_health> snapshot(const core::health_scope& scope) const;
 
  private:
   struct subscription_entry {
@@ -62,7 +58,6 @@ class connection_directory {
     std::string read_model;
     std::int64_t connected_at_ms = 0;
     shared_time served;
-    bool is_feed = false;
   };
   struct entry {
     connection_entry conn;

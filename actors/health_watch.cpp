@@ -7,6 +7,7 @@
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "core/query_result.hpp"
 
@@ -30,14 +31,56 @@ struct watch_state {
 
 using watch_ptr = caf::stateful_actor<watch_state>*;
 
-void sample(watch_ptr self) {
+/// The caller's connections here and, in a cluster, on every other member: `done` gets them
+/// oldest first, once.
+void gather(runtime::impl& rt, const core::health_scope& scope,
+            std::function<void(std::vector<core::connection_health>)> done) {
+  auto local = rt.directory.snapshot(scope);
+  if (!rt.link) {
+    done(std::move(local));
+    return;
+  }
+  rt.link->remote_connections(scope, [local = std::move(local), done = std::move(done)](
+                                         std::vector<core::connection_health> remote) mutable {
+    local.insert(local.end(), std::make_move_iterator(remote.begin()),
+                 std::make_move_iterator(remote.end()));
+    std::stable_sort(local.begin(), local.end(), [](const auto& a, const auto& b) {
+      return a.established_at_ms < b.established_at_ms;
+    });
+    done(std::move(local));
+  });
+}
+
+/// A sample gathered from the cluster, back on the watch's actor.
+struct sample_msg {
+  std::vector<core::connection_health> connections;
+};
+
+}  // namespace
+}  // namespace weir::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sample_msg)
+
+namespace weir::actors {
+namespace {
+
+void evaluate(watch_ptr self, std::vector<core::connection_health> conns) {
   auto& st = self->state;
   if (!st.live->load(std::memory_order_acquire)) {
     self->quit();
     return;
   }
-  auto& dir = st.rt->directory;
-  auto cmp = core::encode_query_health(dir.snapshot(st.scope, true));
+  // Compared without the feeds' own data-served times, so a feed is not woken by its own
+  // emissions (arc-hub §11).
+  auto comparable = conns;
+  for (auto& c : comparable) {
+    for (auto& s : c.subscriptions) {
+      if (s.query_identifier == core::query_health_name) {
+        s.last_data_served_at_ms.reset();
+      }
+    }
+  }
+  auto cmp = core::encode_query_health(comparable);
   if (cmp != st.last) {
     st.last = std::move(cmp);
     auto sink = st.sink.lock();
@@ -48,13 +91,25 @@ void sample(watch_ptr self) {
     if (st.served) {
       st.served->store(unix_now_ms(), std::memory_order_relaxed);
     }
-    auto data = core::encode_query_health(dir.snapshot(st.scope));
+    auto data = core::encode_query_health(conns);
     auto body = std::make_shared<const std::string>(
         core::encode_query_result_body(&data, nullptr, core::paging_info{}));
     sink->send(outbound_frame{st.head, std::move(body), st.tail, st.live});
   }
   self->delayed_send(self, std::chrono::milliseconds{st.rt->opts.hub.health_interval_ms},
                      tick_atom::value);
+}
+
+void sample(watch_ptr self) {
+  auto& st = self->state;
+  if (!st.live->load(std::memory_order_acquire)) {
+    self->quit();
+    return;
+  }
+  auto me = caf::actor_cast<caf::actor>(self);
+  gather(*st.rt, st.scope, [me](std::vector<core::connection_health> conns) {
+    caf::anon_send(me, sample_msg{std::move(conns)});
+  });
 }
 
 caf::behavior watch_behavior(watch_ptr self, runtime::impl* rt, core::health_scope scope,
@@ -70,7 +125,10 @@ caf::behavior watch_behavior(watch_ptr self, runtime::impl* rt, core::health_sco
   st.live = std::move(live);
   st.served = std::move(served);
   self->send(self, tick_atom::value);
-  return {[self](tick_atom) { sample(self); }};
+  return {
+      [self](tick_atom) { sample(self); },
+      [self](sample_msg& m) { evaluate(self, std::move(m.connections)); },
+  };
 }
 
 }  // namespace
@@ -106,8 +164,11 @@ health_watch::~health_watch() {
   impl.remove_connection(actor_->registry_id);
 }
 
-std::string health_watch::current(runtime& rt, const core::health_scope& scope) {
-  return core::encode_query_health(rt.internals().directory.snapshot(scope));
+void health_watch::current(runtime& rt, const core::health_scope& scope,
+                           std::function<void(std::string)> done) {
+  gather(rt.internals(), scope, [done = std::move(done)](std::vector<core::connection_health> c) {
+    done(core::encode_query_health(c));
+  });
 }
 
 }  // namespace weir::actors

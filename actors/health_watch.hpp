@@ -1,11 +1,13 @@
 // weir::actors::health_watch — one subscription on the health feed `QueryHealth.ObserveHealth`
 // (arc-hub §11), through a hub or a direct transport. A small actor samples the caller's view of
-// the connection directory every `hub_options::health_interval_ms` and emits a full QueryResult
-// (`head + body + tail`, like every other subscription) only when that view changed; the first
-// emission is immediate. No CAF types here.
+// the connection directory every `hub_options::health_interval_ms` — in a cluster, of every
+// member's directory, since the caller's connections may be held anywhere — and emits a full
+// QueryResult (`head + body + tail`, like every other subscription) only when that view
+// changed; the first emission is immediate. No CAF types here.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,8 +32,10 @@ class health_watch {
   /// Stops the actor; nothing more is written.
   ~health_watch();
 
-  /// The current value for `scope`, encoded (the HTTP snapshot's data).
-  static std::string current(runtime& rt, const core::health_scope& scope);
+  /// The current value for `scope`, encoded (the HTTP snapshot's data); `done` runs once, on
+  /// any thread (at once on a single node).
+  static void current(runtime& rt, const core::health_scope& scope,
+                      std::function<void(std::string)> done);
 
  private:
   health_watch() = default;

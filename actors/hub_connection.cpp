@@ -119,8 +119,7 @@ unsigned subscribe_health(conn_ptr self, core::client_frame& f) {
   auto live = std::make_shared<std::atomic<bool>>(true);
   auto served = std::make_shared<std::atomic<std::int64_t>>(0);
   st.rt->directory.add_subscription(st.directory_id, f.query_id,
-                                    std::string{core::query_health_name}, "QueryHealth", served,
-                                    true);
+                                    std::string{core::query_health_name}, "QueryHealth", served);
   auto& rt = *st.rt;
   auto watch =
       health_watch::open(rt, st.scope, st.sink, std::move(head), "}", live, std::move(served));
@@ -173,7 +172,7 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
   store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
   auto served = std::make_shared<std::atomic<std::int64_t>>(0);
   st.rt->directory.add_subscription(st.directory_id, f.query_id, def->name, read_model_of(*def),
-                                    served, false);
+                                    served);
   st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   st.rt->send_to_shard(

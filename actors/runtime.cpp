@@ -217,6 +217,11 @@ void runtime::close_replica(const replica_handle& h) {
   impl_->send_to_live_shard({h.space, h.object}, unsubscribe_msg{h.key, h.token});
 }
 
+std::vector<core::connection_health> runtime::local_connections(
+    const core::health_scope& scope) const {
+  return impl_->directory.snapshot(scope);
+}
+
 void runtime::resync_replica(const replica_handle& h) {
   impl_->send_to_live_shard({h.space, h.object}, resync_msg{h.key, h.token});
 }

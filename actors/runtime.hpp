@@ -13,6 +13,8 @@
 #include "actors/write_command.hpp"
 
 namespace weir::core {
+struct connection_health;
+struct health_scope;
 struct query_definition;
 struct bound_query;
 }  // namespace weir::core
@@ -80,6 +82,9 @@ class runtime {
   void close_replica(const replica_handle& h);
   /// Asks for a fresh snapshot on the watch (its queued changes were dropped).
   void resync_replica(const replica_handle& h);
+
+  /// The hub connections held on this node that `scope` may see (the health feed's data).
+  std::vector<core::connection_health> local_connections(const core::health_scope& scope) const;
 
   const query_catalog& catalog() const;
   const hub_options& hub() const;

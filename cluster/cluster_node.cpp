@@ -638,6 +638,85 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
   });
 }
 
+namespace {
+
+core::connection_health from_proto(const v1::ConnectionHealth& c) {
+  auto opt = [](std::int64_t v) { return v ? std::optional<std::int64_t>{v} : std::nullopt; };
+  core::connection_health out;
+  out.connection_id = c.connection_id();
+  out.protocol = c.protocol();
+  out.established_at_ms = c.established_at_ms();
+  out.client = core::client_info{c.remote_ip_address(), c.user_agent(), c.user_id(), c.protocol()};
+  for (auto& s : c.subscriptions()) {
+    out.subscriptions.push_back(core::subscription_health{
+        s.subscription_id(), s.query_identifier(), s.read_model_type(), s.connected_at_ms(),
+        opt(s.last_ping_sent_at_ms()), opt(s.last_pong_received_at_ms()),
+        opt(s.last_data_served_at_ms())});
+  }
+  return out;
+}
+
+}  // namespace
+
+void cluster_node::remote_connections(
+    const core::health_scope& scope,
+    std::function<void(std::vector<core::connection_health>)> done) {
+  struct gather {
+    std::mutex mu;
+    std::size_t left = 0;
+    std::vector<core::connection_health> found;
+    std::function<void(std::vector<core::connection_health>)> done;
+  };
+  auto g = std::make_shared<gather>();
+  g->done = std::move(done);
+  std::vector<peer_state*> asked;
+  if (!impl_->halted) {
+    for (auto& [id, p] : impl_->peers) {
+      if (!impl_->peer_down(*p)) {
+        asked.push_back(p.get());
+      }
+    }
+  }
+  if (asked.empty()) {
+    g->done({});
+    return;
+  }
+  g->left = asked.size();
+  struct call {
+    grpc::ClientContext ctx;
+    v1::ConnectionsRequest req;
+    v1::ConnectionsReply reply;
+  };
+  // A member that does not answer within a heartbeat or so is left out of this sample only.
+  auto deadline = std::max<std::int64_t>(200, 2 * impl_->opts.heartbeat_interval_ms);
+  for (auto* p : asked) {
+    auto* c = new call;
+    c->req.set_tenant(scope.tenant);
+    c->req.set_remote_address(scope.remote_address);
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline});
+    impl_->call_started();
+    auto* node_impl = impl_.get();
+    p->peer_stub->async()->Connections(&c->ctx, &c->req, &c->reply,
+                                       [node_impl, c, g](grpc::Status s) {
+                                         bool last = false;
+                                         {
+                                           std::lock_guard lock{g->mu};
+                                           if (s.ok()) {
+                                             for (auto& conn : c->reply.connections()) {
+                                               g->found.push_back(from_proto(conn));
+                                             }
+                                           }
+                                           last = --g->left == 0;
+                                         }
+                                         delete c;
+                                         if (last) {
+                                           g->done(std::move(g->found));
+                                         }
+                                         node_impl->call_ended();
+                                       });
+  }
+}
+
 void cluster_node::set_local_control(actors::control_handler h) {
   std::lock_guard lock{impl_->control_mu};
   impl_->control = std::move(h);

@@ -75,6 +75,8 @@ class cluster_node final : public actors::cluster_link {
   void forward_control(const std::string& node, actors::control_request req,
                        std::function<void(unsigned)> done) override;
   void set_local_control(actors::control_handler h) override;
+  void remote_connections(const core::health_scope& scope,
+                          std::function<void(std::vector<core::connection_health>)> done) override;
   bool ready() const override;
   std::pair<unsigned, std::string> health() const override;
 

@@ -124,6 +124,34 @@ class peer_service final : public v1::Peer::CallbackService {
     return r;
   }
 
+  grpc::ServerUnaryReactor* Connections(grpc::CallbackServerContext* ctx,
+                                        const v1::ConnectionsRequest* req,
+                                        v1::ConnectionsReply* reply) override {
+    auto local = rt_.local_connections(core::health_scope{req->tenant(), req->remote_address()});
+    for (auto& c : local) {
+      auto* out = reply->add_connections();
+      out->set_connection_id(c.connection_id);
+      out->set_protocol(c.protocol);
+      out->set_established_at_ms(c.established_at_ms);
+      out->set_remote_ip_address(c.client.remote_ip_address);
+      out->set_user_agent(c.client.user_agent);
+      out->set_user_id(c.client.user_id);
+      for (auto& sub : c.subscriptions) {
+        auto* o = out->add_subscriptions();
+        o->set_subscription_id(sub.subscription_id);
+        o->set_query_identifier(sub.query_identifier);
+        o->set_read_model_type(sub.read_model_type);
+        o->set_connected_at_ms(sub.connected_at_ms);
+        o->set_last_ping_sent_at_ms(sub.last_ping_sent_at_ms.value_or(0));
+        o->set_last_pong_received_at_ms(sub.last_pong_received_at_ms.value_or(0));
+        o->set_last_data_served_at_ms(sub.last_data_served_at_ms.value_or(0));
+      }
+    }
+    auto* r = ctx->DefaultReactor();
+    r->Finish(grpc::Status::OK);
+    return r;
+  }
+
   grpc::ServerUnaryReactor* Control(grpc::CallbackServerContext* ctx, const v1::ControlRequest* req,
                                     v1::ControlReply* reply) override {
     auto* r = ctx->DefaultReactor();

@@ -277,9 +277,14 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
         ->run();
     return;
   }
-  auto data = actors::health_watch::current(ctx_.rt, scope);
-  respond(200, core::encode_bare_query_result(correlation_,
+  auto self = shared_from_this();
+  actors::health_watch::current(ctx_.rt, scope, [self](std::string data) {
+    asio::post(self->stream_.get_executor(), [self, data = std::move(data)] {
+      self->respond(
+          200, core::encode_bare_query_result(self->correlation_,
                                               core::encode_query_result_body(&data, nullptr, {})));
+    });
+  });
 }
 
 /// Receives the first emission of a snapshot request's direct query and hands it to the

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -599,6 +600,55 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   ctx.TryCancel();
   EXPECT_TRUE(
       cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
+}
+
+TEST(ClusterProcess, HealthFeedShowsTheCallersConnectionsOnEveryNode) {
+  cluster3 cl;
+  const int a = 0, b = 1, c = 2;
+  ws_client on_a{cl.port(a)};
+  auto id_a = on_a.expect_connected();
+  on_a.subscribe("qa", "T.Items.All", {{"obj", cl.object_owned_by(c, "h")}});
+  on_a.read_until(is_result);
+  sse_client on_b{cl.port(b)};
+  auto id_b = on_b.expect_connected();
+  EXPECT_EQ(
+      sse_control_post(
+          cl.port(c), "subscribe",
+          control_body(id_b, "qb", 1,
+                       subscription_request("T.Items.All", {{"obj", cl.object_owned_by(a, "h")}})))
+          .status,
+      200u);
+  on_b.read_json();
+  // Asked on C, which holds neither: both connections, with their subscriptions.
+  auto r = http(cl.port(c), "GET", "/.cratis/queries/health");
+  ASSERT_EQ(r.status, 200u);
+  auto doc = r.json();
+  auto& data = doc.as_object()["data"].as_object();
+  EXPECT_EQ(data["totalConnections"], 2) << r.body;
+  EXPECT_EQ(data["totalSubscriptions"], 2) << r.body;
+  std::set<std::string> ids;
+  for (auto& conn : data["connections"].as_array()) {
+    ids.insert(std::string{conn.as_object().at("connectionId").as_string()});
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{id_a, id_b}));
+  // A hub subscription to the feed on B sees the same, and follows A's connection leaving.
+  ws_client feed{cl.port(b)};
+  feed.expect_connected();
+  feed.subscribe("h", "QueryHealth.ObserveHealth", {}, 1, "full");
+  auto first = feed.read_until(is_result);
+  EXPECT_EQ(first["payload"].as_object()["data"].as_object()["totalConnections"], 3);
+  on_a.unsubscribe("qa");
+  auto next = feed.read_until(is_result);
+  EXPECT_EQ(next["payload"].as_object()["data"].as_object()["totalSubscriptions"], 2)
+      << json::serialize(next);
+  // Someone else sees none of them, wherever they ask.
+  if (loopback_alias_usable("127.0.0.2")) {
+    for (int i = 0; i < cluster3::n; ++i) {
+      auto other = http_exact(cl.port(i), "GET", "/.cratis/queries/health", "", {}, "127.0.0.2");
+      ASSERT_EQ(other.status, 200u);
+      EXPECT_EQ(json::parse(other.body).as_object()["data"].as_object()["totalConnections"], 0);
+    }
+  }
 }
 
 }  // namespace
