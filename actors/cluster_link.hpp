@@ -92,7 +92,8 @@ class cluster_link {
   virtual void cancel_watch(const std::string& node, std::uint64_t watch_id) = 0;
 
   /// Forwards an SSE control POST to the node holding the connection; `done` gets its status
-  /// (404 when that node is unreachable: the stream is gone with it, as far as the caller knows).
+  /// (404 when that node is down: its stream is gone with it; 503 when a call to a node that
+  /// is up failed, worth a retry).
   virtual void forward_control(const std::string& node, control_request req,
                                std::function<void(unsigned)> done) = 0;
   /// The gateway's handler for control requests forwarded to this node.
@@ -107,7 +108,7 @@ class cluster_link {
   /// Ready for traffic: a majority of the members (this one included) is reachable.
   virtual bool ready() const = 0;
   /// The whole cluster's health as JSON (see docs/operations.md), with 200 when every member
-  /// is up and 503 otherwise.
+  /// is up and none is draining, 503 otherwise.
   virtual std::pair<unsigned, std::string> health() const = 0;
 };
 

@@ -146,8 +146,10 @@ std::unique_ptr<health_watch> health_watch::open(runtime::impl& impl, core::heal
                                                  shared_time served) {
   std::unique_ptr<health_watch> w{new health_watch};
   w->rt_ = &impl;
-  auto a = impl.sys->spawn(watch_behavior, &impl, std::move(scope), std::move(sink),
+  auto a = spawn_anywhere([&] {
+    return impl.sys->spawn(watch_behavior, &impl, std::move(scope), std::move(sink),
                            std::move(head), tail, std::move(live), std::move(served));
+  });
   // Registered like a connection actor, so shutdown stops it before the system goes.
   auto id = impl.add_connection(a);
   w->actor_ = std::make_unique<actor_handle>(actor_handle{a.address(), id});

@@ -295,8 +295,10 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   entry.established_at_ms = unix_now_ms();
   c->ping_clock_ = entry.last_ping_sent;
   c->directory_id_ = impl.directory.add_connection(std::move(entry));
-  auto a = impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller),
+  auto a = spawn_anywhere([&] {
+    return impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller),
                            c->directory_id_, core::health_scope{info.tenant, info.remote_address});
+  });
   c->registry_id_ = impl.add_connection(a);
   c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});
   impl.hub_connections.fetch_add(1);

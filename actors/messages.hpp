@@ -1,6 +1,8 @@
-// weir::actors messages — what shard, query and connection actors say to each other. These are
-// the in-process form of proto/weir/v1/query_owner.proto: a subscribe opens a watch on the owner
-// of a unit, results flow back as shared, pre-encoded bodies. Local only (never serialized).
+// weir::actors messages — what shard, query, connection and remote shard actors say to each
+// other: subscriptions open on the unit's shard (or its remote stand-in), results flow to the
+// connections as shared, pre-encoded bodies, and a remote owner's watch events arrive as
+// record changes (proto/weir/v1/query_owner.proto carries those between nodes). Local only
+// (never serialized).
 // Internal to actors/: includes CAF.
 #pragma once
 

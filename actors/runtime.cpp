@@ -64,12 +64,13 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   if (it != shards.end()) {
     return it->second;
   }
-  caf::actor a;
-  if (auto owner = link ? link->remote_owner(unit) : std::nullopt) {
-    a = spawn_remote_shard(*this, unit, std::move(*owner));
-  } else {
-    a = spawn_shard(*this, unit);
-  }
+  // Any thread may be the first to use a unit (HTTP, gRPC, an actor).
+  caf::actor a = spawn_anywhere([&] {
+    if (auto owner = link ? link->remote_owner(unit) : std::nullopt) {
+      return spawn_remote_shard(*this, unit, std::move(*owner));
+    }
+    return spawn_shard(*this, unit);
+  });
   shards.emplace(std::move(key), a);
   return a;
 }

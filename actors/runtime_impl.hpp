@@ -11,6 +11,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/logger.hpp>
 #include <caf/send.hpp>
 
 #include "actors/cluster_link.hpp"
@@ -21,6 +22,20 @@
 #include "store/durable_store.hpp"
 
 namespace weir::actors {
+
+/// Runs `spawn` (which spawns an actor) on any thread. CAF 0.17's spawn leaves a reference to
+/// the system's logger in the calling thread's thread-local storage, and ~actor_system waits
+/// until every such reference is gone: one spawn from a gRPC thread, which outlives the
+/// runtime, hung shutdown. A thread that had no logger before is cleared again after.
+template <class F>
+caf::actor spawn_anywhere(F&& spawn) {
+  bool foreign = caf::logger::current_logger() == nullptr;
+  caf::actor a = spawn();
+  if (foreign) {
+    caf::logger::set_current_actor_system(nullptr);
+  }
+  return a;
+}
 
 struct runtime::impl {
   impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);

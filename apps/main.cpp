@@ -22,8 +22,8 @@ constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
              [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
-      seeds demo data and changes a few records every second (in a cluster: from the first
-      member only). --node-id and --member (one per member, this node included) make it a
+      seeds demo data and changes a few records every second (in a cluster: from the member
+      with the smallest id only). --node-id and --member (one per member, this node included) make it a
       cluster member; they replace the config file's `cluster` members.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
@@ -143,7 +143,18 @@ int serve(int argc, char** argv) {
             << node.grpc_port() << ", data in " << node.config().data_dir << "\n";
   std::unique_ptr<weir::app::demo_writer> writer;
   const auto& cl = node.config().cluster;
-  if (demo && (!cl.clustered() || cl.node_id == cl.members.front().id)) {
+  // In a cluster one member writes the demo's changes: the smallest id, whatever the order the
+  // members are listed in.
+  auto writer_id = [&cl] {
+    std::string id;
+    for (const auto& m : cl.members) {
+      if (id.empty() || m.id < id) {
+        id = m.id;
+      }
+    }
+    return id;
+  };
+  if (demo && (!cl.clustered() || cl.node_id == writer_id())) {
     writer = std::make_unique<weir::app::demo_writer>(
         node.runtime(),
         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));

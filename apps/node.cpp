@@ -133,6 +133,10 @@ void node::stop() {
   if (p.cluster) {
     p.cluster->set_draining();  // peers and /cluster/health see it at once
   }
+  if (p.grpc) {
+    // Gateways watching this node's units learn now, rather than when heartbeats fail.
+    p.grpc->end_watch_streams();
+  }
   if (p.http) {
     p.http->drain(timeout);
   }

@@ -509,7 +509,7 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
                                  actors::write_callback done) {
   auto* p = impl_->peer(node);
   if (!p || impl_->halted || impl_->peer_down(*p)) {
-    done(from_status(grpc::Status(grpc::StatusCode::UNAVAILABLE, "it is down"), node));
+    done(owner_down(node));
     return;
   }
   struct call {
@@ -608,7 +608,7 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
                                    std::function<void(unsigned)> done) {
   auto* p = impl_->peer(node);
   if (!p || impl_->halted || impl_->peer_down(*p)) {
-    done(404);  // the holder is gone, and its stream with it
+    done(404);  // the holder is down, and its stream with it
     return;
   }
   struct call {
@@ -631,7 +631,9 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
     if (s.ok()) {
       c->done(c->reply.status());
     } else {
-      c->done(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? 503 : 404);
+      // The holder was up a moment ago: a failed call is worth a retry (503), not "your stream
+      // is gone" (404); that answer is for a holder known to be down.
+      c->done(503);
     }
     delete c;
     node_impl->call_ended();

@@ -146,7 +146,7 @@ struct grpc_server::impl {
   grpc_options opts;
   actors::runtime& rt;
   cluster_node* cluster = nullptr;
-  std::vector<std::unique_ptr<grpc::Service>> peer_services;
+  peer_services peers;
   std::unique_ptr<data_service> data;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
@@ -171,11 +171,13 @@ core::result<void> grpc_server::start() {
                                                                  : impl_->opts.address;
   auto addr = host + ":" + std::to_string(impl_->opts.port);
   b.AddListeningPort(addr, grpc::InsecureServerCredentials(), &impl_->port);
-  b.SetMaxReceiveMessageSize(static_cast<int>(impl_->opts.max_message_bytes));
+  // A forwarded write (Peer.Apply) carries a body of up to maxBodyBytes plus its ids.
+  auto envelope = impl_->cluster ? std::size_t{64} << 10 : 0;
+  b.SetMaxReceiveMessageSize(static_cast<int>(impl_->opts.max_message_bytes + envelope));
   b.RegisterService(impl_->data.get());
   if (impl_->cluster) {
-    impl_->peer_services = make_peer_services(*impl_->cluster, impl_->rt);
-    for (auto& s : impl_->peer_services) {
+    impl_->peers = make_peer_services(*impl_->cluster, impl_->rt);
+    for (auto& s : impl_->peers.services) {
       b.RegisterService(s.get());
     }
   }
@@ -189,6 +191,12 @@ core::result<void> grpc_server::start() {
 
 std::uint16_t grpc_server::port() const {
   return static_cast<std::uint16_t>(impl_->port);
+}
+
+void grpc_server::end_watch_streams() {
+  if (impl_->peers.end_watch_streams) {
+    impl_->peers.end_watch_streams();
+  }
 }
 
 void grpc_server::stop(std::int64_t timeout_ms) {

@@ -59,9 +59,20 @@ core::error from_status(const grpc::Status& s, const std::string& node) {
                                 "applied: read it back before retrying",
                             {{"node", node}});
   }
+  // The request may have reached the owner before the connection failed: say so, since a
+  // retried PATCH or $inc would apply twice.
+  return core::make_error("cluster.owner_unavailable",
+                          "the node owning this data ('" + node + "') is unreachable (" +
+                              s.error_message() +
+                              "); the write may or may not have been applied: read it back "
+                              "before retrying",
+                          {{"node", node}});
+}
+
+core::error owner_down(const std::string& node) {
   return core::make_error("cluster.owner_unavailable",
                           "the node owning this data ('" + node +
-                              "') is unreachable: " + s.error_message() + "; retry once it is back",
+                              "') is down; nothing was applied: retry once it is back",
                           {{"node", node}});
 }
 

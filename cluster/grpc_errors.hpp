@@ -18,4 +18,7 @@ grpc::Status to_status(const core::error& e);
 /// cluster.owner_timeout naming `node`.
 core::error from_status(const grpc::Status& s, const std::string& node);
 
+/// cluster.owner_unavailable for a write not sent at all: the owner `node` is known to be down.
+core::error owner_down(const std::string& node);
+
 }  // namespace weir::cluster

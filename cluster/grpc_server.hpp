@@ -34,6 +34,8 @@ class grpc_server {
   void serve_cluster(cluster_node& node);
   core::result<void> start();
   std::uint16_t port() const;
+  /// Ends the Watch streams other members hold on this node and refuses new ones (drain).
+  void end_watch_streams();
   /// Stops accepting calls and waits up to `timeout_ms` for those in flight.
   void stop(std::int64_t timeout_ms);
 

@@ -93,9 +93,6 @@ class peer_service final : public v1::Peer::CallbackService {
     cmd.object = req->object_id();
     cmd.dataset = req->dataset();
     cmd.id = req->id();
-    if (cmd.kind == actors::write_kind::delete_object_document) {
-      cmd.id = req->id();
-    }
     if (!req->body_json().empty()) {
       boost::system::error_code ec;
       cmd.body = boost::json::parse(req->body_json(), ec);
@@ -323,13 +320,53 @@ void stream_out::write_done(bool ok) {
   }
 }
 
+/// Every live Watch stream's outbound side, so a draining node can end them all.
+struct stream_registry {
+  std::mutex mu;
+  bool draining = false;
+  std::vector<std::weak_ptr<stream_out>> streams;
+
+  /// False once the node drains (the new stream is refused).
+  bool add(const std::shared_ptr<stream_out>& s) {
+    std::lock_guard lock{mu};
+    if (draining) {
+      return false;
+    }
+    std::erase_if(streams, [](const auto& w) { return w.expired(); });
+    streams.push_back(s);
+    return true;
+  }
+
+  void end_all() {
+    std::vector<std::shared_ptr<stream_out>> live;
+    {
+      std::lock_guard lock{mu};
+      draining = true;
+      for (auto& w : streams) {
+        if (auto s = w.lock()) {
+          live.push_back(std::move(s));
+        }
+      }
+      streams.clear();
+    }
+    // The gateways see their streams end and wait for this node to come back.
+    for (auto& s : live) {
+      s->finish();
+    }
+  }
+};
+
 class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent> {
  public:
-  watch_session(actors::runtime& rt, std::size_t max_bytes) : rt_(rt) {
+  watch_session(actors::runtime& rt, std::size_t max_bytes, stream_registry& registry) : rt_(rt) {
     out_ = std::make_shared<stream_out>();
     out_->reactor = this;
     out_->max_bytes = max_bytes;
     out_->rt = &rt;
+    if (!registry.add(out_)) {
+      out_->finish();  // draining: no new watches here
+      return;
+    }
     StartRead(&req_);
   }
 
@@ -430,21 +467,26 @@ class owner_service final : public v1::QueryOwner::CallbackService {
 
   grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* Watch(
       grpc::CallbackServerContext*) override {
-    return new watch_session(rt_, max_bytes_);
+    return new watch_session(rt_, max_bytes_, registry_);
   }
+
+  void end_all() { registry_.end_all(); }
 
  private:
   actors::runtime& rt_;
   std::size_t max_bytes_;
+  stream_registry registry_;
 };
 
 }  // namespace
 
-std::vector<std::unique_ptr<grpc::Service>> make_peer_services(cluster_node& node,
-                                                               actors::runtime& rt) {
-  std::vector<std::unique_ptr<grpc::Service>> out;
-  out.push_back(std::make_unique<peer_service>(node, rt));
-  out.push_back(std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes));
+peer_services make_peer_services(cluster_node& node, actors::runtime& rt) {
+  peer_services out;
+  auto owner = std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes);
+  auto* o = owner.get();
+  out.end_watch_streams = [o] { o->end_all(); };
+  out.services.push_back(std::make_unique<peer_service>(node, rt));
+  out.services.push_back(std::move(owner));
   return out;
 }
 

@@ -3,6 +3,7 @@
 // Internal to cluster/ (the factory returns gRPC services).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,8 +18,14 @@ namespace weir::cluster {
 
 class cluster_node;
 
-/// Both services, for grpc_server to register.
-std::vector<std::unique_ptr<grpc::Service>> make_peer_services(cluster_node& node,
-                                                               actors::runtime& rt);
+struct peer_services {
+  std::vector<std::unique_ptr<grpc::Service>> services;  ///< for grpc_server to register
+  /// Ends every Watch stream other members hold here and refuses new ones (the node drains;
+  /// gRPC's shutdown would otherwise wait for streams that never end on their own).
+  std::function<void()> end_watch_streams;
+};
+
+/// Both services.
+peer_services make_peer_services(cluster_node& node, actors::runtime& rt);
 
 }  // namespace weir::cluster

@@ -2,7 +2,8 @@
 // their report (one JSON line per step on stdout, a human-readable row on stderr).
 //
 //   weir_load --server weir|nchan --transport ws|sse --workload fanout|manykeys|idle|storm
-//             --port P [--subscribers N] [--keys K] [--streams R] [--publishers P]
+//             --port P [--write-port P2] [--subscribers N] [--keys K] [--streams R] [--publishers
+//             P]
 //             [--rates 100,200,0] [--step-seconds S] [--payload BYTES] [--sources 4]
 //             [--server-pid PID] [--hold-seconds S] [--window W] [--label TEXT]
 //
@@ -33,6 +34,7 @@ struct options {
   std::string workload = "fanout";
   std::string host = "127.0.0.1";
   int port = 8080;
+  int write_port = 0;  // 0: the same as port
   int subscribers = 1000;
   int keys = 1;
   int streams = -1;  // per key; default: 8 for fanout, 1 otherwise
@@ -83,6 +85,8 @@ options parse(int argc, char** argv) {
       o.host = v;
     else if (a == "--port")
       o.port = num();
+    else if (a == "--write-port")
+      o.write_port = num();
     else if (a == "--subscribers")
       o.subscribers = num();
     else if (a == "--keys")
@@ -155,6 +159,10 @@ class bench_run {
     t_.via = o_.via;
     t_.endpoint =
         tcp::endpoint{asio::ip::make_address(o_.host), static_cast<unsigned short>(o_.port)};
+    // Writes may go to another node of a cluster than the subscribers (e.g. the data's owner).
+    write_endpoint_ =
+        tcp::endpoint{asio::ip::make_address(o_.host),
+                      static_cast<unsigned short>(o_.write_port ? o_.write_port : o_.port)};
     for (int i = 0; i < o_.sources; ++i) {
       t_.sources.push_back(asio::ip::make_address("127.0.0." + std::to_string(1 + i)));
     }
@@ -198,7 +206,7 @@ class bench_run {
     int up = 0, done = 0;
     for (int i = 0; i < o_.publishers; ++i) {
       auto p = std::make_shared<http_pipe>(
-          ioc_, t_.endpoint, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
+          ioc_, write_endpoint_, t_.sources[static_cast<std::size_t>(i) % t_.sources.size()]);
       p->connect([&](bool ok) {
         ++done;
         up += ok;
@@ -562,6 +570,7 @@ class bench_run {
  private:
   asio::io_context& ioc_;
   options o_;
+  tcp::endpoint write_endpoint_;
   target t_;
   run_stats st_;
   std::vector<std::shared_ptr<http_pipe>> pubs_, control_;

@@ -18,8 +18,11 @@
 
 #include <boost/json.hpp>
 
+#include <grpcpp/grpcpp.h>
+
 #include "process_support.hpp"
 #include "test_support.hpp"
+#include "weir/v1/data.grpc.pb.h"
 
 namespace weir::test {
 namespace {
@@ -302,6 +305,54 @@ TEST(DurabilityProcess, AcknowledgedWritesSurviveSigkill) {
     auto v = write_ok(port, "PUT", record_path(obj, "after"), R"({"n":-1})");
     EXPECT_LT(max_vid[obj], v) << "unit " << obj;
   }
+}
+
+}  // namespace
+}  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+// A gRPC write is the first use of its unit, so its shard is spawned on a gRPC thread (see
+// actors::spawn_anywhere; in a cluster, where peer channels keep gRPC's threads alive, that
+// hung SIGTERM: ClusterProcess.ReadyzNeedsAQuorumAndSigtermDrains). The drain is prompt and the
+// write survives the restart.
+TEST(DurabilityProcess, SigtermAfterGrpcWritesExitsPromptly) {
+  temp_dir dir;
+  auto config = dir.path() + "/weir.yaml";
+  auto data = dir.path() + "/data";
+  auto grpc_port = free_port();
+  {
+    std::ofstream f{config};
+    f << "node: { http: \"127.0.0.1:0\", grpc: \"127.0.0.1:" << grpc_port << "\", dataDir: \""
+      << data << "\" }\n"
+      << default_queries_yaml();
+  }
+  auto proc = std::make_unique<weir_process>(config, data);
+  ASSERT_TRUE(proc->started());
+  {
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port),
+                                       grpc::InsecureChannelCredentials());
+    auto stub = weir::v1::Data::NewStub(channel);
+    grpc::ClientContext ctx;
+    weir::v1::PutRecordRequest req;
+    req.set_space("t");
+    req.set_object_id("via-grpc");
+    req.set_dataset("items");
+    req.set_id("a");
+    req.set_record_json(R"({"n":1})");
+    weir::v1::WriteReply reply;
+    auto status = stub->PutRecord(&ctx, req, &reply);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(proc->terminate(15s), 0) << proc->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  proc = std::make_unique<weir_process>(config, data);
+  auto r = http(proc->port(), "GET", "/api/t/items?obj=via-grpc");
+  ASSERT_EQ(r.status, 200u);
+  auto doc = r.json();
+  EXPECT_EQ(doc.as_object()["data"].as_array().size(), 1u) << r.body;
 }
 
 }  // namespace
