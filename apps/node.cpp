@@ -3,6 +3,7 @@
 #include "apps/node.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "actors/runtime.hpp"
@@ -18,8 +19,9 @@ const char* const weir_version = "0.1.0";
 struct node::impl {
   config::node_config cfg;
   std::unique_ptr<store::durable_store> store;
-  std::unique_ptr<actors::runtime> rt;
+  // The cluster outlives the runtime on every path (remote shards call it as they stop).
   std::unique_ptr<cluster::cluster_node> cluster;
+  std::unique_ptr<actors::runtime> rt;
   std::unique_ptr<cluster::grpc_server> grpc;
   std::unique_ptr<gateway::http_server> http;
   bool stopped = false;
@@ -129,7 +131,13 @@ void node::stop() {
   }
   p.stopped = true;
   auto timeout = p.cfg.hub.shutdown_timeout_ms;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout};
+  auto started = std::chrono::steady_clock::now();
+  auto deadline = started + std::chrono::milliseconds{timeout};
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return static_cast<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+            .count());
+  };
   if (p.cluster) {
     p.cluster->set_draining();  // peers and /cluster/health see it at once
   }
@@ -140,12 +148,14 @@ void node::stop() {
   if (p.http) {
     p.http->drain(timeout);
   }
+  auto http_ms = ms_since(started);
   if (p.grpc) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now())
                     .count();
     p.grpc->stop(std::max<std::int64_t>(0, left));
   }
+  auto grpc_ms = ms_since(started);
   // Writes already accepted still become durable and get their answer.
   while (p.rt && p.rt->in_flight_writes() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
@@ -176,6 +186,9 @@ void node::stop() {
   p.rt.reset();
   p.cluster.reset();
   p.store.reset();
+  // For operators: where a slow stop spent its time (each figure is since the stop began).
+  std::fprintf(stderr, "weir: stopped in %lld ms (clients drained at %lld ms, gRPC at %lld ms)\n",
+               ms_since(started), http_ms, grpc_ms);
 }
 
 }  // namespace weir::app

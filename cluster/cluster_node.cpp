@@ -89,6 +89,16 @@ struct cluster_node::impl {
     std::lock_guard lock{calls_mu};
     ++calls;
   }
+  /// Counts a new call unless stop() began (checked and counted under one lock, so stop()'s
+  /// wait for calls == 0 cannot miss a call started concurrently).
+  bool try_call_started() {
+    std::lock_guard lock{calls_mu};
+    if (halted) {
+      return false;
+    }
+    ++calls;
+    return true;
+  }
   void call_ended() {
     std::lock_guard lock{calls_mu};
     if (--calls == 0) {
@@ -285,21 +295,18 @@ void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev) {
 }
 
 void cluster_node::impl::stream_done(peer_state& p, watch_stream* s) {
-  std::vector<std::pair<std::uint64_t, actors::watch_callback>> lost;
-  {
-    std::lock_guard lock{p.mu};
-    if (p.stream == s) {
-      p.stream = nullptr;
-    }
-    for (auto& [id, w] : p.watches) {
-      lost.emplace_back(id, w.cb);
-    }
+  // `lost` goes out under the lock that also guards starting the next stream: otherwise a new
+  // stream's snapshot could overtake it, and the watch would count a healthy stream as lost
+  // (and fail its subscribers when the countdown ends). The callbacks only enqueue a message.
+  std::lock_guard lock{p.mu};
+  if (p.stream == s) {
+    p.stream = nullptr;
   }
-  for (auto& [id, cb] : lost) {
+  for (auto& [id, w] : p.watches) {
     actors::watch_event ev;
     ev.what = actors::watch_event::kind::lost;
     ev.watch_id = id;
-    cb(std::move(ev));
+    w.cb(std::move(ev));
   }
 }
 
@@ -339,8 +346,10 @@ void cluster_node::impl::heartbeat_loop() {
       {
         std::lock_guard lock{p.mu};
         auto state = state_of(p, now);
-        if (state == "up" && !p.stream && !p.watches.empty()) {
-          start_stream_locked(p);  // the owner is back: re-open every watch
+        // The owner is back: re-open every watch. Not while it drains (it refuses new streams;
+        // its watches re-open once it restarts).
+        if (state == "up" && !p.stream && !p.watches.empty() && !p.last_status.draining()) {
+          start_stream_locked(p);
         }
         if (state == "down" && p.stream && p.last_state != "down") {
           to_cancel = p.stream;  // a hung owner: let its watchers know
@@ -407,6 +416,9 @@ void cluster_node::stop() {
     }
     impl_->stopped = true;
     impl_->running = false;
+  }
+  {
+    std::lock_guard lock{impl_->calls_mu};
     impl_->halted = true;
   }
   impl_->run_cv.notify_all();
@@ -530,7 +542,12 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
   c->done = std::move(done);
   c->ctx.set_deadline(std::chrono::system_clock::now() +
                       std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
-  impl_->call_started();
+  if (!impl_->try_call_started()) {
+    auto done_now = std::move(c->done);
+    delete c;
+    done_now(owner_down(node));
+    return;
+  }
   auto* node_impl = impl_.get();
   p->peer_stub->async()->Apply(&c->ctx, &c->req, &c->reply, [node_impl, c, node](grpc::Status s) {
     if (s.ok()) {
@@ -567,25 +584,21 @@ std::uint64_t cluster_node::open_watch(const std::string& node, const core::boun
   q.set_page_size(query.page_size);
   q.set_sort_by(query.from.sort_by.value_or(""));
   q.set_descending(query.from.descending);
-  bool lost = false;
-  {
-    std::lock_guard lock{p->mu};
-    if (p->stream) {
-      p->stream->enqueue(open_request(id, q));
-    } else if (impl_->state_of(*p, clock_type::now()) == "up" && !impl_->halted) {
-      p->watches.emplace(id, watch_entry{q, cb});
-      impl_->start_stream_locked(*p);
-      return id;
-    } else {
-      lost = true;  // registered: opened once the owner answers heartbeats again
-    }
-    p->watches.emplace(id, watch_entry{std::move(q), cb});
-  }
-  if (lost) {
+  std::lock_guard lock{p->mu};
+  if (p->stream) {
+    p->stream->enqueue(open_request(id, q));
+    p->watches.emplace(id, watch_entry{std::move(q), std::move(cb)});
+  } else if (impl_->state_of(*p, clock_type::now()) == "up" && !impl_->halted) {
+    p->watches.emplace(id, watch_entry{std::move(q), std::move(cb)});
+    impl_->start_stream_locked(*p);
+  } else {
+    // Registered: opened once the owner answers heartbeats again. Told under the lock, like
+    // stream_done, so this `lost` cannot come after that stream's snapshot.
     actors::watch_event ev;
     ev.what = actors::watch_event::kind::lost;
     ev.watch_id = id;
-    cb(std::move(ev));
+    cb(ev);
+    p->watches.emplace(id, watch_entry{std::move(q), std::move(cb)});
   }
   return id;
 }
@@ -596,7 +609,10 @@ void cluster_node::cancel_watch(const std::string& node, std::uint64_t watch_id)
     return;
   }
   std::lock_guard lock{p->mu};
-  if (p->watches.erase(watch_id) && p->stream) {
+  // Sent even when the watch is gone here already (a failed watch is dropped on arrival of its
+  // error), so the owner releases its replica at once rather than when the stream ends.
+  p->watches.erase(watch_id);
+  if (p->stream) {
     v1::WatchRequest r;
     r.set_watch_id(watch_id);
     r.set_cancel(true);
@@ -625,7 +641,12 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
   c->done = std::move(done);
   c->ctx.set_deadline(std::chrono::system_clock::now() +
                       std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
-  impl_->call_started();
+  if (!impl_->try_call_started()) {
+    auto done_now = std::move(c->done);
+    delete c;
+    done_now(503);  // this node is stopping
+    return;
+  }
   auto* node_impl = impl_.get();
   p->peer_stub->async()->Control(&c->ctx, &c->req, &c->reply, [node_impl, c](grpc::Status s) {
     if (s.ok()) {
@@ -696,7 +717,18 @@ void cluster_node::remote_connections(
     c->req.set_tenant(scope.tenant);
     c->req.set_remote_address(scope.remote_address);
     c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline});
-    impl_->call_started();
+    if (!impl_->try_call_started()) {
+      delete c;
+      bool last = false;
+      {
+        std::lock_guard lock{g->mu};
+        last = --g->left == 0;
+      }
+      if (last) {
+        g->done(std::move(g->found));
+      }
+      continue;
+    }
     auto* node_impl = impl_.get();
     p->peer_stub->async()->Connections(&c->ctx, &c->req, &c->reply,
                                        [node_impl, c, g](grpc::Status s) {

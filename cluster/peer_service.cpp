@@ -170,48 +170,67 @@ class replica;
 /// One Watch stream's outbound side, shared by the reactor and the replicas writing into it
 /// (from query actor threads). The reactor pointer goes null when gRPC is done with it.
 struct stream_out {
+  struct queued {
+    v1::WatchEvent ev;
+    std::size_t size = 0;
+    bool change = false;
+  };
+
   std::mutex mu;
   grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* reactor = nullptr;
-  std::deque<std::pair<v1::WatchEvent, std::size_t>> queue;
-  std::size_t bytes = 0;
+  std::deque<queued> queue;
+  /// Bytes of queued changes: what maxStreamQueueBytes bounds. Snapshots and errors are always
+  /// queued (at most one snapshot per watch is pending), so a result near the bound cannot
+  /// starve every other watch's changes into endless resyncs.
+  std::size_t change_bytes = 0;
   std::size_t max_bytes = 0;
+  std::size_t max_message = 0;  ///< the largest event a gateway accepts
   bool writing = false;
   bool finishing = false;
   bool finished = false;
   std::vector<std::weak_ptr<replica>> behind;  // watches whose changes were dropped
   actors::runtime* rt = nullptr;
 
-  /// Queues `ev`; a droppable event over the bound is refused (false).
-  bool push(v1::WatchEvent ev, bool droppable) {
+  /// Queues a snapshot or an error.
+  void push_always(v1::WatchEvent ev) {
     std::lock_guard lock{mu};
-    if (!reactor || finishing) {
-      return true;  // the stream is ending: nothing to keep
-    }
-    auto size = ev.ByteSizeLong();
-    // An empty queue takes any event: a single write larger than the bound must not leave its
-    // watch resyncing forever.
-    if (droppable && bytes > 0 && bytes + size > max_bytes) {
-      return false;
-    }
-    queue.emplace_back(std::move(ev), size);
-    bytes += size;
-    if (!writing) {
-      writing = true;
-      reactor->StartWrite(&queue.front().first);
-    }
-    return true;
+    enqueue_locked(std::move(ev), false);
   }
+
+  /// Queues a change of `who`; over the bound it is refused and `who` is marked behind under
+  /// the same lock, so the drain that follows is sure to resync it.
+  void push_change(v1::WatchEvent ev, const std::shared_ptr<replica>& who);
 
   void finish() {
     std::lock_guard lock{mu};
     finishing = true;
-    if (!writing && !finished && reactor) {
+    finish_if_idle_locked();
+  }
+
+  void write_done(bool ok);
+
+ private:
+  void enqueue_locked(v1::WatchEvent ev, bool change) {
+    if (!reactor || finishing) {
+      return;  // the stream is ending: nothing to keep
+    }
+    auto size = ev.ByteSizeLong();
+    queue.push_back(queued{std::move(ev), size, change});
+    if (change) {
+      change_bytes += size;
+    }
+    if (!writing) {
+      writing = true;
+      reactor->StartWrite(&queue.front().ev);
+    }
+  }
+
+  void finish_if_idle_locked() {
+    if (finishing && !writing && !finished && reactor) {
       finished = true;
       reactor->Finish(grpc::Status::OK);
     }
   }
-
-  void write_done(bool ok);
 };
 
 /// A replica subscription on a local query actor for one watch of the stream.
@@ -230,6 +249,9 @@ class replica final : public actors::replica_sink {
   }
 
   void snapshot(std::uint64_t seq, const std::vector<core::record_ptr>& rows) override {
+    if (failed_.load()) {
+      return;
+    }
     v1::WatchEvent ev;
     ev.set_watch_id(watch_id_);
     ev.set_seq(seq);
@@ -238,15 +260,27 @@ class replica final : public actors::replica_sink {
     for (auto& r : rows) {
       snap->add_records_json(r->json);
     }
+    if (auto size = ev.ByteSizeLong(); size > out_->max_message) {
+      // One oversized message would end the stream that carries every watch of the gateway:
+      // end this watch alone instead (its subscribers get an Error).
+      failed_.store(true);
+      v1::WatchEvent err;
+      err.set_watch_id(watch_id_);
+      err.set_error("the query's result (" + std::to_string(size) +
+                    " bytes) is larger than a message between nodes may be (" +
+                    std::to_string(out_->max_message) + " bytes)");
+      out_->push_always(std::move(err));
+      return;
+    }
     behind_.store(false);
     resync_asked_.store(false);
-    out_->push(std::move(ev), false);
+    out_->push_always(std::move(ev));
   }
 
   void changes(std::uint64_t seq, const std::string& version_id,
                const std::vector<core::record_change>& changes) override {
-    if (behind_.load()) {
-      return;  // a snapshot is coming instead
+    if (behind_.load() || failed_.load()) {
+      return;  // a snapshot is coming instead, or the watch is over
     }
     v1::WatchEvent ev;
     ev.set_watch_id(watch_id_);
@@ -263,10 +297,8 @@ class replica final : public actors::replica_sink {
         ch->set_after_json(c.after->json);
       }
     }
-    if (!out_->push(std::move(ev), true)) {
-      behind_.store(true);
-      std::lock_guard lock{out_->mu};
-      out_->behind.push_back(self_);
+    if (auto me = self_.lock()) {
+      out_->push_change(std::move(ev), me);
     }
   }
 
@@ -280,36 +312,54 @@ class replica final : public actors::replica_sink {
   }
 
   std::weak_ptr<replica> self_;
+  std::atomic<bool> behind_{false};  // set by stream_out under its lock
 
  private:
   std::shared_ptr<stream_out> out_;
   std::uint64_t watch_id_;
   std::mutex mu_;
   std::optional<actors::replica_handle> handle_;
-  std::atomic<bool> behind_{false};
   std::atomic<bool> resync_asked_{false};
+  std::atomic<bool> failed_{false};
 };
+
+void stream_out::push_change(v1::WatchEvent ev, const std::shared_ptr<replica>& who) {
+  std::lock_guard lock{mu};
+  auto size = ev.ByteSizeLong();
+  // No change queued yet takes any change: one write larger than the bound must not leave its
+  // watch resyncing forever.
+  if (change_bytes > 0 && change_bytes + size > max_bytes) {
+    who->behind_.store(true);
+    behind.push_back(who);
+    return;
+  }
+  enqueue_locked(std::move(ev), true);
+}
 
 void stream_out::write_done(bool ok) {
   std::vector<std::weak_ptr<replica>> resync;
   {
     std::lock_guard lock{mu};
-    bytes -= queue.front().second;
-    queue.pop_front();
     if (!ok || !reactor) {
+      // The stream broke (the gateway went away): nothing queued will be written. Finish now
+      // if the read side already asked to, or gRPC waits for this call forever.
+      queue.clear();
+      change_bytes = 0;
       writing = false;
+      finish_if_idle_locked();
       return;
     }
+    if (queue.front().change) {
+      change_bytes -= queue.front().size;
+    }
+    queue.pop_front();
     if (!queue.empty()) {
-      reactor->StartWrite(&queue.front().first);
+      reactor->StartWrite(&queue.front().ev);
     } else {
       writing = false;
-      if (finishing && !finished) {
-        finished = true;
-        reactor->Finish(grpc::Status::OK);
-      }
+      finish_if_idle_locked();
     }
-    if (!behind.empty() && bytes <= max_bytes / 2) {
+    if (!behind.empty() && change_bytes <= max_bytes / 2) {
       resync.swap(behind);
     }
   }
@@ -358,10 +408,13 @@ struct stream_registry {
 
 class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent> {
  public:
-  watch_session(actors::runtime& rt, std::size_t max_bytes, stream_registry& registry) : rt_(rt) {
+  watch_session(actors::runtime& rt, std::size_t max_bytes, std::size_t max_message,
+                stream_registry& registry)
+      : rt_(rt) {
     out_ = std::make_shared<stream_out>();
     out_->reactor = this;
     out_->max_bytes = max_bytes;
+    out_->max_message = max_message;
     out_->rt = &rt;
     if (!registry.add(out_)) {
       out_->finish();  // draining: no new watches here
@@ -411,7 +464,7 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
       v1::WatchEvent ev;
       ev.set_watch_id(id);
       ev.set_error(why);
-      out_->push(std::move(ev), false);
+      out_->push_always(std::move(ev));
     };
     const auto* def = rt_.catalog().by_name(q.query_name());
     if (!def) {
@@ -463,11 +516,12 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
 
 class owner_service final : public v1::QueryOwner::CallbackService {
  public:
-  owner_service(actors::runtime& rt, std::size_t max_bytes) : rt_(rt), max_bytes_(max_bytes) {}
+  owner_service(actors::runtime& rt, std::size_t max_bytes, std::size_t max_message)
+      : rt_(rt), max_bytes_(max_bytes), max_message_(max_message) {}
 
   grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* Watch(
       grpc::CallbackServerContext*) override {
-    return new watch_session(rt_, max_bytes_, registry_);
+    return new watch_session(rt_, max_bytes_, max_message_, registry_);
   }
 
   void end_all() { registry_.end_all(); }
@@ -475,6 +529,7 @@ class owner_service final : public v1::QueryOwner::CallbackService {
  private:
   actors::runtime& rt_;
   std::size_t max_bytes_;
+  std::size_t max_message_;
   stream_registry registry_;
 };
 
@@ -482,7 +537,8 @@ class owner_service final : public v1::QueryOwner::CallbackService {
 
 peer_services make_peer_services(cluster_node& node, actors::runtime& rt) {
   peer_services out;
-  auto owner = std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes);
+  auto owner = std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes,
+                                               node.options().max_message_bytes);
   auto* o = owner.get();
   out.end_watch_streams = [o] { o->end_all(); };
   out.services.push_back(std::make_unique<peer_service>(node, rt));

@@ -643,6 +643,33 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   ctx.TryCancel();
   EXPECT_TRUE(
       cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
+
+  // A gateway that goes away while the owner still has writes queued for it: its replica is
+  // released (and the stream finished, so the owner's shutdown does not wait for it).
+  {
+    auto gone_channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.grpc_port(c)),
+                                                  grpc::InsecureChannelCredentials(), args);
+    auto gone_stub = weir::v1::QueryOwner::NewStub(gone_channel);
+    grpc::ClientContext gone;
+    auto stalled = gone_stub->Watch(&gone);
+    open.set_watch_id(8);
+    ASSERT_TRUE(stalled->Write(open));
+    ASSERT_TRUE(
+        cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 1; }));
+    for (int batch = 0; batch < 50; ++batch) {
+      json::array upsert;
+      for (int k = 0; k < 20; ++k) {
+        upsert.push_back(json::object{{"id", "s" + std::to_string(batch * 20 + k)}, {"pad", pad}});
+      }
+      auto r = http(cl.port(c), "POST", "/v1/spaces/t/objects/" + obj + "/datasets/items/records",
+                    json::serialize(json::object{{"upsert", std::move(upsert)}}));
+      ASSERT_EQ(r.status, 200u) << r.body;
+    }
+    gone.TryCancel();
+    stalled.reset();
+  }
+  EXPECT_TRUE(
+      cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
 }
 
 TEST(ClusterProcess, HealthFeedShowsTheCallersConnectionsOnEveryNode) {
