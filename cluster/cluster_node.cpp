@@ -584,6 +584,7 @@ std::uint64_t cluster_node::open_watch(const std::string& node, const core::boun
   q.set_page_size(query.page_size);
   q.set_sort_by(query.from.sort_by.value_or(""));
   q.set_descending(query.from.descending);
+  q.set_definition(query.from.definition);
   std::lock_guard lock{p->mu};
   if (p->stream) {
     p->stream->enqueue(open_request(id, q));

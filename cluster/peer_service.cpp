@@ -484,8 +484,9 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
       fail(bound.error().message);
       return;
     }
-    if (bound->key != q.key()) {
-      fail("the owner binds this query differently: the nodes' queries differ");
+    if (bound->key != q.key() || bound->from.definition != q.definition()) {
+      fail("query '" + q.query_name() +
+           "' is configured differently on this owner: every member needs the same queries");
       return;
     }
     auto r = std::make_shared<replica>(out_, id);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -17,6 +18,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
+
+#include "core/rendezvous.hpp"
 
 namespace weir::core {
 
@@ -595,6 +598,27 @@ result<std::vector<query_definition>> parse_query_definitions(const boost::json:
   return out;
 }
 
+std::string definition_fingerprint(const query_definition& def) {
+  json::array sort;
+  for (const auto& k : def.sort) {
+    sort.push_back(json::string(k));
+  }
+  json::array args;
+  for (const auto& [name, type] : def.arguments) {
+    args.push_back(json::array{json::string(name), json::string(to_string(type))});
+  }
+  auto opt = [](const std::optional<std::string>& v) {
+    return v ? json::value(json::string(*v)) : json::value(nullptr);
+  };
+  json::array parts{json::string(def.name), json::string(def.space), opt(def.object),
+                    opt(def.dataset),       def.filter_template,     std::move(sort),
+                    std::move(args)};
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(stable_hash(json::serialize(parts))));
+  return hex;
+}
+
 result<bound_query> bind_query(const query_definition& def,
                                const std::vector<std::pair<std::string, std::string>>& arguments,
                                std::uint64_t page, std::uint64_t page_size,
@@ -727,7 +751,7 @@ result<bound_query> bind_query(const query_definition& def,
                      page,
                      page_size,
                      json::serialize(key_parts),
-                     {def.name, arguments, sort_by, descending}};
+                     {def.name, arguments, sort_by, descending, definition_fingerprint(def)}};
 }
 
 }  // namespace weir::core

@@ -53,6 +53,11 @@ struct query_definition {
 /// {"query": name-or-index, "field": field}.
 result<query_definition> parse_query_definition(const boost::json::value& v, std::size_t index);
 
+/// A stable digest of everything that decides what `def` returns (ids, filter, sort, arguments):
+/// cluster members compare it, so two nodes configured with different definitions of one name
+/// refuse to serve each other's watches instead of mixing results.
+std::string definition_fingerprint(const query_definition& def);
+
 /// Parses a list of queries (null means none) and checks that names and routes are unique.
 result<std::vector<query_definition>> parse_query_definitions(const boost::json::value& list);
 
@@ -77,6 +82,7 @@ struct bound_query {
     std::vector<std::pair<std::string, std::string>> arguments;
     std::optional<std::string> sort_by;
     bool descending = false;
+    std::string definition;  ///< definition_fingerprint of the query it was bound from
   };
   binding from;
 };

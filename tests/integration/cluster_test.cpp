@@ -596,9 +596,23 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   auto* q = open.mutable_open();
   q->set_query_name("T.Items.All");
   q->set_key(bound->key);
+  q->set_definition(bound->from.definition);
   auto* arg = q->add_arguments();
   arg->set_name("obj");
   arg->set_value(obj);
+  // A gateway whose definition of the query differs is refused, not served a mix.
+  {
+    grpc::ClientContext other;
+    auto mismatched = stub->Watch(&other);
+    auto wrong = open;
+    wrong.mutable_open()->set_definition("0000000000000000");
+    ASSERT_TRUE(mismatched->Write(wrong));
+    weir::v1::WatchEvent refused;
+    ASSERT_TRUE(mismatched->Read(&refused));
+    EXPECT_EQ(refused.body_case(), weir::v1::WatchEvent::kError);
+    EXPECT_NE(refused.error().find("configured differently"), std::string::npos) << refused.error();
+    other.TryCancel();
+  }
   ASSERT_TRUE(stream->Write(open));
   ASSERT_TRUE(
       cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 1; }));

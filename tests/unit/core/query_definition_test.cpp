@@ -486,5 +486,30 @@ TEST(BindQueryTest, KeyDistinguishesTypes) {
   EXPECT_NE(key_of(as_int, {{"a", "1"}}), key_of(as_text, {{"a", "1"}}));
 }
 
+// Cluster members compare fingerprints: equal configurations agree, and any change to what the
+// query returns (filter, sort, ids, arguments) shows.
+TEST(QueryDefinitionTest, FingerprintFollowsWhatTheQueryReturns) {
+  auto base = *parse_query_definition(good_query_json(), 0);
+  EXPECT_EQ(definition_fingerprint(base),
+            definition_fingerprint(*parse_query_definition(good_query_json(), 7)));
+  EXPECT_EQ(definition_fingerprint(base).size(), 16u);
+  auto changed = [&](const char* key, json::value v) {
+    auto j = good_query_json();
+    j.as_object()[key] = std::move(v);
+    return definition_fingerprint(*parse_query_definition(j, 0));
+  };
+  EXPECT_NE(changed("filter", json::parse(R"({"state":"done"})")), definition_fingerprint(base));
+  EXPECT_NE(changed("sort", json::parse(R"(["title"])")), definition_fingerprint(base));
+  EXPECT_NE(changed("dataset", "other"), definition_fingerprint(base));
+  EXPECT_NE(changed("space", "elsewhere"), definition_fingerprint(base));
+  EXPECT_NE(changed("arguments", json::parse(R"({"board":"string","state":"integer"})")),
+            definition_fingerprint(base));
+  // The route is how clients reach it, not what it returns.
+  EXPECT_EQ(changed("route", "/api/elsewhere"), definition_fingerprint(base));
+  auto bound = bind_query(base, {{"board", "main"}, {"state", "todo"}}, 0, 0, std::nullopt, false);
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(bound->from.definition, definition_fingerprint(base));
+}
+
 }  // namespace
 }  // namespace weir::core
