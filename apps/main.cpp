@@ -20,11 +20,12 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
-             [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...]
+             [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...] [--check]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second (in a cluster: from the member
       with the smallest id only). --node-id and --member (one per member, this node included) make it a
-      cluster member; they replace the config file's `cluster` members.
+      cluster member; they replace the config file's `cluster` members. --check validates the
+      configuration and flags, prints a summary and exits (0 when valid) without serving.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
       Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
@@ -57,6 +58,7 @@ int serve(int argc, char** argv) {
   std::optional<std::string> config_file, http, grpc, data_dir, node_id;
   std::vector<weir::config::cluster_member> members;
   bool demo = false;
+  bool check = false;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::optional<std::string> {
@@ -68,6 +70,8 @@ int serve(int argc, char** argv) {
     };
     if (a == "--demo") {
       demo = true;
+    } else if (a == "--check") {
+      check = true;
     } else if (a == "--config") {
       if (!(config_file = next()))
         return 2;
@@ -125,6 +129,15 @@ int serve(int argc, char** argv) {
   if (auto r = weir::config::validate_cluster(cfg->cluster); !r) {
     std::cerr << "weir serve: cluster: " << r.error().message << "\n";
     return 2;
+  }
+  if (check) {
+    const auto& c = cfg->cluster;
+    std::cout << "weir: configuration valid: " << cfg->queries.size() << " queries, "
+              << (c.clustered() ? "member '" + c.node_id + "' of " +
+                                      std::to_string(c.members.size()) + " members"
+                                : std::string{"single node"})
+              << "\n";
+    return 0;
   }
   // Signals are taken by sigwait below, never by an arbitrary thread.
   sigset_t set;

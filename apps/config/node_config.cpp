@@ -408,7 +408,7 @@ result<void> read_cluster(std::string_view file, const json::object& root, clust
       c.members.push_back(std::move(member));
     }
   }
-  if (auto r = validate_cluster(c); !r) {
+  if (auto r = validate_cluster(c, false); !r) {
     return config_error(file, "cluster", r.error().message);
   }
   return {};
@@ -549,7 +549,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
 
 }  // namespace
 
-core::result<void> validate_cluster(const cluster_settings& c) {
+core::result<void> validate_cluster(const cluster_settings& c, bool require_node_id) {
   auto bad = [](std::string msg) {
     return make_error(std::string(config_invalid), std::move(msg));
   };
@@ -562,7 +562,7 @@ core::result<void> validate_cluster(const cluster_settings& c) {
   if (c.members.size() > 64) {
     return bad("at most 64 members are supported");
   }
-  if (c.node_id.empty()) {
+  if (c.node_id.empty() && require_node_id) {
     return bad("members are listed but this node's nodeId (--node-id) is not set");
   }
   bool self = false;
@@ -581,7 +581,7 @@ core::result<void> validate_cluster(const cluster_settings& c) {
     }
     self = self || m.id == c.node_id;
   }
-  if (!self) {
+  if (!self && !c.node_id.empty()) {
     return bad("nodeId '" + c.node_id + "' is not one of the members");
   }
   return {};

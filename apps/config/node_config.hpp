@@ -67,9 +67,11 @@ struct cluster_settings {
   bool clustered() const { return !members.empty(); }
 };
 
-/// Checks the member list against `node_id` (present, unique ids, valid endpoints). Used after
-/// command-line flags replaced what the file said.
-core::result<void> validate_cluster(const cluster_settings& c);
+/// Checks the member list (unique ids, valid endpoints) and that `node_id` is one of them. The
+/// file may leave `nodeId` out (in Kubernetes every pod shares one file and passes its own name
+/// as --node-id): loading checks with `require_node_id` false, `weir serve` again with true once
+/// the flags are applied.
+core::result<void> validate_cluster(const cluster_settings& c, bool require_node_id = true);
 
 /// Parses a `--member ID=GRPC_HOST:PORT,HTTP_HOST:PORT` flag value.
 core::result<cluster_member> parse_member_flag(std::string_view text);

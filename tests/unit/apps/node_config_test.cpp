@@ -388,4 +388,54 @@ TEST(NodeConfigStoreTest, UnitBoundsAreConfigurable) {
 }
 
 }  // namespace
+TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
+  const std::string members = R"(
+  members:
+    - { id: weir-0, grpc: "weir-0.h:9090", http: "weir-0.h:8080" }
+    - { id: weir-1, grpc: "weir-1.h:9090", http: "weir-1.h:8080" }
+)";
+  // Without nodeId: what every pod of the chart shares; --node-id completes it.
+  auto shared =
+      load_config_text("cluster:" + members + "  heartbeatIntervalMs: 100\n", "weir.yaml");
+  ASSERT_TRUE(shared) << shared.error().message;
+  EXPECT_EQ(shared->cluster.members.size(), 2u);
+  EXPECT_EQ(shared->cluster.members[1].grpc, "weir-1.h:9090");
+  EXPECT_EQ(shared->cluster.heartbeat_interval_ms, 100);
+  EXPECT_FALSE(validate_cluster(shared->cluster));  // serve needs its id
+  shared->cluster.node_id = "weir-1";
+  EXPECT_TRUE(validate_cluster(shared->cluster));
+  shared->cluster.node_id = "weir-9";
+  EXPECT_FALSE(validate_cluster(shared->cluster));
+
+  EXPECT_TRUE(load_config_text("cluster:\n  nodeId: weir-0" + members, "weir.yaml"));
+  auto bad = [](const std::string& text) {
+    auto r = load_config_text(text, "weir.yaml");
+    EXPECT_FALSE(r) << text;
+    return r ? std::string{} : r.error().message;
+  };
+  EXPECT_NE(bad("cluster:\n  nodeId: other" + members).find("not one of the members"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  members:\n    - { id: a, grpc: \"h:1\", http: \"h:2\" }\n"
+                "    - { id: a, grpc: \"h:3\", http: \"h:4\" }\n")
+                .find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(
+      bad("cluster:\n  members:\n    - { id: a, grpc: \"h\", http: \"h:2\" }\n").find("host:port"),
+      std::string::npos);
+  EXPECT_NE(bad("cluster:\n  suspectAfterMs: 500\n  downAfterMs: 400\n").find("downAfterMs"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  nodeId: lonely\n").find("no members"), std::string::npos);
+}
+
+TEST(NodeConfigTest, MemberFlagParses) {
+  auto m = parse_member_flag("n1=127.0.0.1:9101,127.0.0.1:8101");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->id, "n1");
+  EXPECT_EQ(m->grpc, "127.0.0.1:9101");
+  EXPECT_EQ(m->http, "127.0.0.1:8101");
+  EXPECT_FALSE(parse_member_flag("n1=127.0.0.1:9101"));
+  EXPECT_FALSE(parse_member_flag("=127.0.0.1:9101,127.0.0.1:8101"));
+  EXPECT_FALSE(parse_member_flag("n1=127.0.0.1,127.0.0.1:8101"));
+}
+
 }  // namespace weir::config
