@@ -118,13 +118,43 @@ runtime::~runtime() {
   shutdown();
 }
 
+namespace {
+
+/// Answers a write exactly once: if every copy of its callback is destroyed unanswered (the
+/// runtime was stopping and dropped it, or its unit's actor died with it in the mailbox), the
+/// last one answers server.unavailable, so no caller waits forever and the in-flight count
+/// returns to zero.
+struct answer_once {
+  answer_once(write_callback f, std::atomic<std::size_t>* c) : fn(std::move(f)), counter(c) {}
+  answer_once(const answer_once&) = delete;
+  answer_once& operator=(const answer_once&) = delete;
+
+  write_callback fn;
+  std::atomic<std::size_t>* counter = nullptr;
+  bool answered = false;
+
+  void answer(core::result<write_outcome> r) {
+    answered = true;
+    fn(std::move(r));
+    counter->fetch_sub(1);
+  }
+
+  ~answer_once() {
+    if (!answered) {
+      answer(core::make_error("server.unavailable",
+                              "the write did not complete: the node is stopping, or its unit "
+                              "could not be loaded; read it back before retrying"));
+    }
+  }
+};
+
+}  // namespace
+
 void runtime::submit(write_command cmd, write_callback user_done) {
   auto* counter = &impl_->in_flight_writes;
   counter->fetch_add(1);
-  write_callback done = [counter, user_done = std::move(user_done)](core::result<write_outcome> r) {
-    user_done(std::move(r));
-    counter->fetch_sub(1);
-  };
+  auto once = std::make_shared<answer_once>(std::move(user_done), counter);
+  write_callback done = [once](core::result<write_outcome> r) { once->answer(std::move(r)); };
   if (cmd.kind == write_kind::delete_object) {
     // Two units: the object's datasets, then its property document in the space's `objects`
     // unit. 404 only when neither held anything.

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "actors/runtime.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -487,6 +488,38 @@ TEST_F(WriteApi, BadInputChangesNothing) {
   EXPECT_EQ(json::value(cs), json::parse(R"({"added":[{"id":"b","n":2,"_ver":{"id":")" + vb +
                                          R"("}}],"replaced":[],"removed":[]})"));
   EXPECT_TRUE(ws.silent_for(200ms));
+}
+
+}  // namespace
+}  // namespace weir::test
+
+namespace weir::test {
+namespace {
+
+// A write that cannot reach its unit (here: the runtime already stopped) is still answered,
+// once, with server.unavailable, and leaves nothing counted in flight.
+TEST(WriteAnswer, DroppedWriteIsAnsweredUnavailable) {
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  auto& rt = node->runtime();
+  rt.shutdown();
+  int answers = 0;
+  std::string code;
+  actors::write_command cmd;
+  cmd.kind = actors::write_kind::put_record;
+  cmd.space = "t";
+  cmd.object = "o";
+  cmd.dataset = "items";
+  cmd.id = "a";
+  cmd.body = boost::json::object{{"n", 1}};
+  rt.submit(std::move(cmd), [&](core::result<actors::write_outcome> r) {
+    ++answers;
+    code = r ? "" : r.error().code;
+  });
+  EXPECT_EQ(answers, 1);
+  EXPECT_EQ(code, "server.unavailable");
+  EXPECT_EQ(rt.in_flight_writes(), 0u);
+  node->stop();
 }
 
 }  // namespace
