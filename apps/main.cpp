@@ -23,9 +23,10 @@ constexpr const char* usage = R"(usage:
              [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...] [--check]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second (in a cluster: from the member
-      with the smallest id only). --node-id and --member (one per member, this node included) make it a
-      cluster member; they replace the config file's `cluster` members. --check validates the
-      configuration and flags, prints a summary and exits (0 when valid) without serving.
+      with the smallest id only). --node-id and --member (one per member, this node included)
+      make it a cluster member; they replace the config file's `cluster` members. --check
+      validates the configuration and flags, prints a summary and exits (0 when valid)
+      without serving.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
       Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
