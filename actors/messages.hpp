@@ -103,6 +103,18 @@ struct sub_failed_msg {
   std::uint64_t token = 0;
 };
 
+/// Ends `sub` from the query's side (its owner stayed unreachable): a hub connection answers
+/// with an Error frame and terminates the query id (§4); a direct stream, which has no
+/// connection actor, is closed with 1011 and `reason`.
+template <class Self>
+void end_subscription(Self* self, const subscriber& sub, const std::string& reason) {
+  if (sub.conn) {
+    self->send(sub.conn, sub_failed_msg{sub.token});
+  } else if (auto sink = sub.sink.lock()) {
+    sink->close(1011, reason);
+  }
+}
+
 /// Link → remote shard: an event of one of its watches.
 struct watch_msg {
   watch_event event;

@@ -517,11 +517,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         // connection; a direct stream, which has no connection actor, is closed.
         auto& st = self->state;
         for (auto& s : st.subs) {
-          if (s.conn) {
-            self->send(s.conn, sub_failed_msg{s.token});
-          } else if (auto sink = s.sink.lock()) {
-            sink->close(1011, m.reason);
-          }
+          end_subscription(self, s, m.reason);
         }
         st.subs.clear();
         st.index.clear();

@@ -16,6 +16,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "actors/unit_idleness.hpp"
 
 namespace weir::actors {
 namespace {
@@ -50,8 +51,7 @@ struct remote_state {
   std::string owner;
   std::unordered_map<std::string, remote_query> queries;  // by query key
   std::unordered_map<std::uint64_t, std::string> by_watch;
-  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
-  bool idle_check_scheduled = false;
+  unit_idleness idle;
   static inline const char* name = "weir.remote_shard";
 };
 
@@ -92,11 +92,7 @@ void fail_query(remote_ptr self, const std::string& key, const std::string& reas
   }
   auto& e = it->second;
   for (auto& w : e.waiting) {
-    if (w.sub.conn) {
-      self->send(w.sub.conn, sub_failed_msg{w.sub.token});
-    } else if (auto sink = w.sub.sink.lock()) {
-      sink->close(1011, reason);
-    }
+    end_subscription(self, w.sub, reason);
   }
   e.waiting.clear();
   if (e.actor) {
@@ -152,31 +148,13 @@ void on_watch(remote_ptr self, watch_msg& m) {
   }
 }
 
-void touch(remote_ptr self);
+void touch(remote_ptr self) {
+  self->state.idle.touch(self, *self->state.rt);
+}
 
 void on_idle_check(remote_ptr self) {
   auto& st = self->state;
-  st.idle_check_scheduled = false;
-  auto idle_for = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
-  auto now = std::chrono::steady_clock::now();
-  if (st.queries.empty() && now - st.last_used >= idle_for) {
-    auto me = caf::actor_cast<caf::actor>(self);
-    if (st.rt->retire_shard(st.unit, me, [self] { return self->mailbox().empty(); })) {
-      self->quit();
-      return;
-    }
-  }
-  st.idle_check_scheduled = true;
-  self->delayed_send(self, idle_for, idle_atom::value);
-}
-
-void touch(remote_ptr self) {
-  auto& st = self->state;
-  st.last_used = std::chrono::steady_clock::now();
-  if (!st.idle_check_scheduled) {
-    st.idle_check_scheduled = true;
-    self->delayed_send(self, std::chrono::milliseconds{st.rt->opts.unit_idle_ms}, idle_atom::value);
-  }
+  st.idle.check(self, *st.rt, st.unit, [&st] { return st.queries.empty(); });
 }
 
 caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_key unit,

@@ -15,6 +15,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "actors/unit_idleness.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
 #include "core/version_id.hpp"
@@ -59,8 +60,7 @@ struct shard_state {
   // queries by (dataset, id), so a write wakes only the queries it may change, not every query
   // of the unit (one object's property write must not wake every object query of the space).
   std::unordered_map<std::string, std::vector<caf::actor>> routes;
-  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
-  bool idle_check_scheduled = false;
+  unit_idleness idle;
   static inline const char* name = "weir.shard";
 };
 
@@ -430,37 +430,13 @@ void handle_idle(shard_ptr self, const query_idle_msg& m) {
   }
 }
 
-/// Notes activity and makes sure an idle check is pending: a unit nobody uses releases its
-/// memory after unit_idle_ms; the next write or subscription reloads it from the store.
 void touch(shard_ptr self) {
-  auto& st = self->state;
-  st.last_used = std::chrono::steady_clock::now();
-  if (!st.idle_check_scheduled) {
-    st.idle_check_scheduled = true;
-    self->delayed_send(self, std::chrono::milliseconds{st.rt->opts.unit_idle_ms}, idle_atom::value);
-  }
+  self->state.idle.touch(self, *self->state.rt);
 }
 
 void on_idle_check(shard_ptr self) {
   auto& st = self->state;
-  st.idle_check_scheduled = false;
-  auto idle_for = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
-  auto now = std::chrono::steady_clock::now();
-  auto wait = idle_for;
-  if (st.queries.empty() && st.pending.empty()) {
-    if (now - st.last_used >= idle_for) {
-      auto me = caf::actor_cast<caf::actor>(self);
-      if (st.rt->retire_shard(st.unit, me, [self] { return self->mailbox().empty(); })) {
-        self->quit();
-        return;
-      }
-    } else {
-      wait = std::chrono::duration_cast<std::chrono::milliseconds>(st.last_used + idle_for - now) +
-             std::chrono::milliseconds{1};
-    }
-  }
-  st.idle_check_scheduled = true;
-  self->delayed_send(self, wait, idle_atom::value);
+  st.idle.check(self, *st.rt, st.unit, [&st] { return st.queries.empty() && st.pending.empty(); });
 }
 
 caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit) {

@@ -99,6 +99,33 @@ struct cluster_node::impl {
     ++calls;
     return true;
   }
+  /// One unary call to a peer, counted so stop() waits for it. `start(ctx, req, reply, cb)`
+  /// issues it; `done(status, reply)` runs once, on a gRPC thread, within `deadline_ms`. Returns
+  /// false, starting nothing and not calling `done`, once stop() began — unless `always` (the
+  /// heartbeat thread, which stop() joins before it waits).
+  template <class Req, class Reply, class Start, class Done>
+  bool unary(Req req, std::int64_t deadline_ms, Start start, Done done, bool always = false) {
+    if (always) {
+      call_started();
+    } else if (!try_call_started()) {
+      return false;
+    }
+    struct call {
+      grpc::ClientContext ctx;
+      Req req;
+      Reply reply;
+      Done done;
+    };
+    auto* c = new call{{}, std::move(req), {}, std::move(done)};
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline_ms});
+    start(&c->ctx, &c->req, &c->reply, [this, c](grpc::Status st) {
+      c->done(st, c->reply);
+      delete c;
+      call_ended();
+    });
+    return true;
+  }
+
   void call_ended() {
     std::lock_guard lock{calls_mu};
     if (--calls == 0) {
@@ -222,6 +249,13 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
   bool closing_ = false;
 };
 
+actors::watch_event lost_event(std::uint64_t id) {
+  actors::watch_event ev;
+  ev.what = actors::watch_event::kind::lost;
+  ev.watch_id = id;
+  return ev;
+}
+
 v1::WatchRequest open_request(std::uint64_t id, const v1::BoundQuery& q) {
   v1::WatchRequest r;
   r.set_watch_id(id);
@@ -303,36 +337,27 @@ void cluster_node::impl::stream_done(peer_state& p, watch_stream* s) {
     p.stream = nullptr;
   }
   for (auto& [id, w] : p.watches) {
-    actors::watch_event ev;
-    ev.what = actors::watch_event::kind::lost;
-    ev.watch_id = id;
-    w.cb(std::move(ev));
+    w.cb(lost_event(id));
   }
 }
 
 void cluster_node::impl::send_status(peer_state& p) {
-  struct call {
-    grpc::ClientContext ctx;
-    v1::StatusRequest req;
-    v1::StatusReply reply;
-  };
-  auto* c = new call;
-  c->req.set_from(opts.self);
-  auto deadline = std::max<std::int64_t>(100, opts.heartbeat_interval_ms);
-  c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline});
-  call_started();
-  p.peer_stub->async()->Status(&c->ctx, &c->req, &c->reply, [this, &p, c](grpc::Status s) {
-    {
-      std::lock_guard lock{p.mu};
-      p.status_in_flight = false;
-      if (s.ok()) {
-        p.last_ok = clock_type::now();
-        p.last_status = std::move(c->reply);
-      }
-    }
-    delete c;
-    call_ended();
-  });
+  v1::StatusRequest req;
+  req.set_from(opts.self);
+  unary<v1::StatusRequest, v1::StatusReply>(
+      std::move(req), std::max<std::int64_t>(100, opts.heartbeat_interval_ms),
+      [&p](auto* ctx, auto* rq, auto* rp, auto cb) {
+        p.peer_stub->async()->Status(ctx, rq, rp, std::move(cb));
+      },
+      [&p](const grpc::Status& st, v1::StatusReply& reply) {
+        std::lock_guard lock{p.mu};
+        p.status_in_flight = false;
+        if (st.ok()) {
+          p.last_ok = clock_type::now();
+          p.last_status = std::move(reply);
+        }
+      },
+      true);
 }
 
 void cluster_node::impl::heartbeat_loop() {
@@ -524,40 +549,32 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
     done(owner_down(node));
     return;
   }
-  struct call {
-    grpc::ClientContext ctx;
-    v1::ApplyRequest req;
-    v1::ApplyReply reply;
-    actors::write_callback done;
-  };
-  auto* c = new call;
-  c->req.set_kind(to_proto(cmd.kind));
-  c->req.set_space(std::move(cmd.space));
-  c->req.set_object_id(std::move(cmd.object));
-  c->req.set_dataset(std::move(cmd.dataset));
-  c->req.set_id(std::move(cmd.id));
+  v1::ApplyRequest req;
+  req.set_kind(to_proto(cmd.kind));
+  req.set_space(std::move(cmd.space));
+  req.set_object_id(std::move(cmd.object));
+  req.set_dataset(std::move(cmd.dataset));
+  req.set_id(std::move(cmd.id));
   if (!cmd.body.is_null()) {
-    c->req.set_body_json(boost::json::serialize(cmd.body));
+    req.set_body_json(boost::json::serialize(cmd.body));
   }
-  c->done = std::move(done);
-  c->ctx.set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
-  if (!impl_->try_call_started()) {
-    auto done_now = std::move(c->done);
-    delete c;
-    done_now(owner_down(node));
-    return;
+  // `done` is shared with the refusal path below: the call may not start (this node stops).
+  auto answer = std::make_shared<actors::write_callback>(std::move(done));
+  bool started = impl_->unary<v1::ApplyRequest, v1::ApplyReply>(
+      std::move(req), impl_->opts.forward_timeout_ms,
+      [p](auto* ctx, auto* rq, auto* rp, auto cb) {
+        p->peer_stub->async()->Apply(ctx, rq, rp, std::move(cb));
+      },
+      [answer, node](const grpc::Status& st, v1::ApplyReply& reply) {
+        if (st.ok()) {
+          (*answer)(actors::write_outcome{reply.version_id()});
+        } else {
+          (*answer)(from_status(st, node));
+        }
+      });
+  if (!started) {
+    (*answer)(owner_down(node));
   }
-  auto* node_impl = impl_.get();
-  p->peer_stub->async()->Apply(&c->ctx, &c->req, &c->reply, [node_impl, c, node](grpc::Status s) {
-    if (s.ok()) {
-      c->done(actors::write_outcome{c->reply.version_id()});
-    } else {
-      c->done(from_status(s, node));
-    }
-    delete c;
-    node_impl->call_ended();
-  });
 }
 
 std::uint64_t cluster_node::open_watch(const std::string& node, const core::bound_query& query,
@@ -595,10 +612,7 @@ std::uint64_t cluster_node::open_watch(const std::string& node, const core::boun
   } else {
     // Registered: opened once the owner answers heartbeats again. Told under the lock, like
     // stream_done, so this `lost` cannot come after that stream's snapshot.
-    actors::watch_event ev;
-    ev.what = actors::watch_event::kind::lost;
-    ev.watch_id = id;
-    cb(ev);
+    cb(lost_event(id));
     p->watches.emplace(id, watch_entry{std::move(q), std::move(cb)});
   }
   return id;
@@ -628,38 +642,25 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
     done(404);  // the holder is down, and its stream with it
     return;
   }
-  struct call {
-    grpc::ClientContext ctx;
-    v1::ControlRequest req;
-    v1::ControlReply reply;
-    std::function<void(unsigned)> done;
-  };
-  auto* c = new call;
-  c->req.set_subscribe(req.subscribe);
-  c->req.set_body(std::move(req.body));
-  c->req.set_remote_address(std::move(req.remote_address));
-  c->req.set_tenant(std::move(req.tenant));
-  c->done = std::move(done);
-  c->ctx.set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::milliseconds{impl_->opts.forward_timeout_ms});
-  if (!impl_->try_call_started()) {
-    auto done_now = std::move(c->done);
-    delete c;
-    done_now(503);  // this node is stopping
-    return;
+  v1::ControlRequest out;
+  out.set_subscribe(req.subscribe);
+  out.set_body(std::move(req.body));
+  out.set_remote_address(std::move(req.remote_address));
+  out.set_tenant(std::move(req.tenant));
+  auto answer = std::make_shared<std::function<void(unsigned)>>(std::move(done));
+  bool started = impl_->unary<v1::ControlRequest, v1::ControlReply>(
+      std::move(out), impl_->opts.forward_timeout_ms,
+      [p](auto* ctx, auto* rq, auto* rp, auto cb) {
+        p->peer_stub->async()->Control(ctx, rq, rp, std::move(cb));
+      },
+      [answer](const grpc::Status& st, v1::ControlReply& reply) {
+        // The holder was up a moment ago: a failed call is worth a retry (503), not "your
+        // stream is gone" (404); that answer is for a holder known to be down.
+        (*answer)(st.ok() ? reply.status() : 503u);
+      });
+  if (!started) {
+    (*answer)(503);  // this node is stopping
   }
-  auto* node_impl = impl_.get();
-  p->peer_stub->async()->Control(&c->ctx, &c->req, &c->reply, [node_impl, c](grpc::Status s) {
-    if (s.ok()) {
-      c->done(c->reply.status());
-    } else {
-      // The holder was up a moment ago: a failed call is worth a retry (503), not "your stream
-      // is gone" (404); that answer is for a holder known to be down.
-      c->done(503);
-    }
-    delete c;
-    node_impl->call_ended();
-  });
 }
 
 namespace {
@@ -706,49 +707,39 @@ void cluster_node::remote_connections(
     return;
   }
   g->left = asked.size();
-  struct call {
-    grpc::ClientContext ctx;
-    v1::ConnectionsRequest req;
-    v1::ConnectionsReply reply;
+  // One member's answer (or its absence: `reply` null); the last one hands the sample over.
+  auto take = [g](const v1::ConnectionsReply* reply) {
+    bool last = false;
+    {
+      std::lock_guard lock{g->mu};
+      if (reply) {
+        for (auto& conn : reply->connections()) {
+          g->found.push_back(from_proto(conn));
+        }
+      }
+      last = --g->left == 0;
+    }
+    if (last) {
+      g->done(std::move(g->found));
+    }
   };
   // A member that does not answer within a heartbeat or so is left out of this sample only.
   auto deadline = std::max<std::int64_t>(200, 2 * impl_->opts.heartbeat_interval_ms);
   for (auto* p : asked) {
-    auto* c = new call;
-    c->req.set_tenant(scope.tenant);
-    c->req.set_remote_address(scope.remote_address);
-    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline});
-    if (!impl_->try_call_started()) {
-      delete c;
-      bool last = false;
-      {
-        std::lock_guard lock{g->mu};
-        last = --g->left == 0;
-      }
-      if (last) {
-        g->done(std::move(g->found));
-      }
-      continue;
+    v1::ConnectionsRequest req;
+    req.set_tenant(scope.tenant);
+    req.set_remote_address(scope.remote_address);
+    bool started = impl_->unary<v1::ConnectionsRequest, v1::ConnectionsReply>(
+        std::move(req), deadline,
+        [p](auto* ctx, auto* rq, auto* rp, auto cb) {
+          p->peer_stub->async()->Connections(ctx, rq, rp, std::move(cb));
+        },
+        [take](const grpc::Status& st, v1::ConnectionsReply& reply) {
+          take(st.ok() ? &reply : nullptr);
+        });
+    if (!started) {
+      take(nullptr);
     }
-    auto* node_impl = impl_.get();
-    p->peer_stub->async()->Connections(&c->ctx, &c->req, &c->reply,
-                                       [node_impl, c, g](grpc::Status s) {
-                                         bool last = false;
-                                         {
-                                           std::lock_guard lock{g->mu};
-                                           if (s.ok()) {
-                                             for (auto& conn : c->reply.connections()) {
-                                               g->found.push_back(from_proto(conn));
-                                             }
-                                           }
-                                           last = --g->left == 0;
-                                         }
-                                         delete c;
-                                         if (last) {
-                                           g->done(std::move(g->found));
-                                         }
-                                         node_impl->call_ended();
-                                       });
   }
 }
 
