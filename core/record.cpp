@@ -1,4 +1,4 @@
-// Record construction: serialization once per version and the §5.1 identity flag.
+// Record construction: serialization once per version, the §5.1 identity flag, on-demand parsing.
 #include "core/record.hpp"
 
 #include <boost/json/parse.hpp>
@@ -11,10 +11,7 @@ bool is_id_key(std::string_view k) {
   return k.size() == 2 && (k[0] == 'i' || k[0] == 'I') && (k[1] == 'd' || k[1] == 'D');
 }
 
-}  // namespace
-
-record_ptr make_record(boost::json::object doc) {
-  auto r = std::make_shared<record>();
+void fill(record& r, const boost::json::object& doc) {
   int id_keys = 0;
   for (const auto& kv : doc) {
     if (is_id_key(kv.key())) {
@@ -22,17 +19,24 @@ record_ptr make_record(boost::json::object doc) {
     }
   }
   if (auto* id = doc.if_contains("id"); id && id->is_string()) {
-    r->id = std::string{id->get_string()};
+    r.id = std::string{id->get_string()};
   }
   // Weir's own records always carry a string "id"; a second id-like key ("Id", "ID") makes the
   // item identity-less for Arc's change-set rules, which then fall back to JSON-set comparison.
-  r->has_identity = (id_keys == 1) && !r->id.empty();
+  r.has_identity = (id_keys == 1) && !r.id.empty();
+}
+
+}  // namespace
+
+record_ptr make_record(const boost::json::object& doc) {
+  auto r = std::make_shared<record>();
+  fill(*r, doc);
   r->json = boost::json::serialize(doc);
-  r->doc = std::move(doc);
+  r->json.shrink_to_fit();
   return r;
 }
 
-record_ptr parse_record(std::string_view json) {
+record_ptr parse_record(std::string_view json, boost::json::object* doc) {
   boost::system::error_code ec;
   auto v = boost::json::parse(json, ec);
   if (ec || !v.is_object()) {
@@ -42,7 +46,43 @@ record_ptr parse_record(std::string_view json) {
   if (!id || !id->is_string()) {
     return nullptr;
   }
-  return make_record(std::move(v.as_object()));
+  auto r = std::make_shared<record>();
+  fill(*r, v.as_object());
+  r->json = std::string{json};
+  if (doc) {
+    *doc = std::move(v.as_object());
+  }
+  return r;
+}
+
+boost::json::object parse_doc(const record& r) {
+  return std::move(boost::json::parse(r.json).as_object());
+}
+
+doc_reader::doc_reader() : mr_(buf_, sizeof buf_) {}
+
+const boost::json::object& doc_reader::read(std::string_view json) {
+  // The previous document lives in the old arena: drop it before the arena goes.
+  value_ = nullptr;
+  mr_.release();
+  parser_.reset(boost::json::storage_ptr(&mr_));
+  boost::system::error_code ec;
+  parser_.write(json.data(), json.size(), ec);
+  if (ec) {
+    static const boost::json::object empty;
+    return empty;
+  }
+  value_ = parser_.release();
+  if (!value_.is_object()) {
+    static const boost::json::object empty;
+    return empty;
+  }
+  return value_.get_object();
+}
+
+doc_reader& thread_doc_reader() {
+  thread_local doc_reader reader;
+  return reader;
 }
 
 }  // namespace weir::core

@@ -1,37 +1,78 @@
-// weir::core::record — one stored record version: its document, its id, and its JSON text,
-// serialized once per version so that every frame that carries it reuses the same bytes.
+// weir::core::record — one stored record version: its id and its JSON text, serialized once per
+// version so that every frame that carries it reuses the same bytes. A record does not keep a
+// parsed document: at a million records a boost::json::object per record cost ~400 bytes each
+// (tables, keys and strings as separate allocations), more than the text itself. Code that needs
+// fields parses on demand (doc_reader), and the write path hands its freshly built documents
+// along with each change so that no view parses what the writer already had.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/parser.hpp>
 
 namespace weir::core {
 
-/// An immutable record version. Shared (never copied) between the shard's data, every query
-/// result holding it, and every frame that is encoded from it.
+/// An immutable record version. Shared (never copied) between the shard's data, every index and
+/// view holding it, and every frame that is encoded from it.
 struct record {
   std::string id;
-  boost::json::object doc;
-  std::string json;           ///< `doc` serialized, compact
+  std::string json;           ///< the document, serialized compactly
   bool has_identity = false;  ///< arc-hub §5.1: exactly one key equal to "id" case-insensitively
 };
 
 using record_ptr = std::shared_ptr<const record>;
+using doc_ptr = std::shared_ptr<const boost::json::object>;
 
 /// Builds a record from a document that already carries a string "id" (and `_ver`).
-record_ptr make_record(boost::json::object doc);
+record_ptr make_record(const boost::json::object& doc);
 
-/// Parses stored JSON text back into a record (used when a unit is loaded from disk).
-/// Returns nullptr when the text is not a JSON object with a string id.
-record_ptr parse_record(std::string_view json);
+/// Parses stored JSON text back into a record (a unit loaded from disk, a change received from
+/// another node). Returns nullptr when the text is not a JSON object with a string id. When
+/// `doc` is given it receives the parsed document.
+record_ptr parse_record(std::string_view json, boost::json::object* doc = nullptr);
 
-/// One record's transition in an applied write: `before` and/or `after` (nullptr = absent).
+/// Parses a record's JSON into a fresh document (heap-allocated; for documents that outlive the
+/// call). Records are always valid JSON objects, so this cannot fail.
+boost::json::object parse_doc(const record& r);
+
+/// Reads records' documents into a reusable buffer: the scan paths (filter evaluation over an
+/// index, sort keys of rows) parse many small records one at a time, and a parser reused over a
+/// monotonic buffer does that without a heap allocation per record (measured: 168 ns for a
+/// 77-byte record, against 245 ns with boost::json::parse). Not thread-safe; the document read
+/// last stays valid until the next read().
+class doc_reader {
+ public:
+  doc_reader();
+  const boost::json::object& read(const record& r) { return read(std::string_view{r.json}); }
+  const boost::json::object& read(std::string_view json);
+
+ private:
+  unsigned char buf_[4096];
+  boost::json::monotonic_resource mr_;
+  boost::json::parser parser_;
+  boost::json::value value_;
+};
+
+/// The calling thread's doc_reader (each actor thread scans with its own).
+doc_reader& thread_doc_reader();
+
+struct change_ops;
+
+/// One record's transition in an applied write: `before` and/or `after` (nullptr = absent), with
+/// their parsed documents when the writer had them (so views evaluate filters without parsing),
+/// and the write's effect as `$set`/`$unset` operations (windowed-subscribe §8).
 struct record_change {
   std::string dataset;
   record_ptr before;
   record_ptr after;
+  doc_ptr before_doc;  ///< may be null even when `before` is set: parse on demand
+  doc_ptr after_doc;   ///< may be null even when `after` is set: parse on demand
+  std::shared_ptr<const change_ops> ops;  ///< null for deletions
 };
 
 }  // namespace weir::core

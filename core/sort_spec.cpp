@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace weir::core {
@@ -245,6 +246,100 @@ int sort_spec::compare(const boost::json::object& a, const boost::json::object& 
     }
   }
   return compare_json(a.if_contains("id"), b.if_contains("id"));
+}
+
+namespace {
+
+/// Order-preserving 61-bit summary of one value (see sort_position): the type class in the top
+/// three bits, then what fits of the value.
+std::uint64_t value_prefix(const boost::json::value* v) {
+  const auto rank = static_cast<std::uint64_t>(json_type_rank(v));
+  std::uint64_t payload = 0;
+  switch (rank) {
+    case 1: {
+      double d = v->is_double() ? v->get_double()
+                 : v->is_int64() ? static_cast<double>(v->get_int64())
+                                 : static_cast<double>(v->get_uint64());
+      if (std::isnan(d)) {
+        payload = 0;  // NaN sorts below every other number
+        break;
+      }
+      if (d == 0) {
+        d = 0;  // -0.0 equals 0.0: one summary for both
+      }
+      std::uint64_t u = 0;
+      std::memcpy(&u, &d, sizeof u);
+      u = (u >> 63) ? ~u : (u | (std::uint64_t{1} << 63));
+      payload = u >> 3;  // never 0 for a non-NaN number
+      break;
+    }
+    case 2: {
+      // The first seven bytes, big-endian: byte-wise order on what fits, ties beyond.
+      std::string_view s = v->get_string();
+      for (std::size_t i = 0; i < 7; ++i) {
+        payload = (payload << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+      }
+      payload <<= 5;
+      break;
+    }
+    case 5:
+      payload = v->get_bool() ? 1 : 0;
+      break;
+    default:
+      break;
+  }
+  return (rank << 61) | payload;
+}
+
+}  // namespace
+
+std::uint64_t sort_spec::prefix_of(const boost::json::object& doc) const {
+  if (paths_.empty()) {
+    return value_prefix(doc.if_contains("id"));
+  }
+  auto p = value_prefix(paths_[0].find(doc));
+  return keys_[0].descending ? ~p : p;
+}
+
+sort_position sort_spec::position_of(const boost::json::object& doc) const {
+  sort_position out;
+  out.prefix = prefix_of(doc);
+  out.values.reserve(paths_.size());
+  for (const auto& p : paths_) {
+    const auto* v = p.find(doc);
+    out.values.push_back(v ? *v : boost::json::value{});
+  }
+  if (const auto* id = doc.if_contains("id"); id && id->is_string()) {
+    out.id = std::string{id->get_string()};
+  }
+  return out;
+}
+
+int sort_spec::compare(const sort_position& a, const sort_position& b) const {
+  if (a.prefix != b.prefix) {
+    return a.prefix < b.prefix ? -1 : 1;
+  }
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const int c = compare_json(&a.values[i], &b.values[i]);
+    if (c != 0) {
+      return keys_[i].descending ? -c : c;
+    }
+  }
+  const int c = std::string_view{a.id}.compare(b.id);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+int sort_spec::compare(const sort_position& a, const boost::json::object& b) const {
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const int c = compare_json(&a.values[i], paths_[i].find(b));
+    if (c != 0) {
+      return keys_[i].descending ? -c : c;
+    }
+  }
+  const auto* id = b.if_contains("id");
+  std::string_view bid = id && id->is_string() ? std::string_view{id->get_string()} : "";
+  const int c = std::string_view{a.id}.compare(bid);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
 }  // namespace weir::core

@@ -3,6 +3,7 @@
 // resolves pre-split paths and never allocates.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,18 @@ struct sort_key {
   bool descending = false;
 
   friend bool operator==(const sort_key&, const sort_key&) = default;
+};
+
+/// A record's place in a sort, read out of its document once so that comparing two places needs
+/// no document: the value of each sort key (null where missing: missing and null sort alike),
+/// the record's id (the final tie-break), and `prefix`, a 64-bit summary of the first key's
+/// value whose unsigned order never contradicts the full order (prefix(a) < prefix(b) implies
+/// a < b; equal prefixes decide nothing). Indexes compare prefixes first and read documents
+/// only on a tie.
+struct sort_position {
+  std::uint64_t prefix = 0;
+  std::vector<boost::json::value> values;
+  std::string id;
 };
 
 /// A list of sort keys applied left to right, with the record's "id" as the final ascending
@@ -43,6 +56,18 @@ class sort_spec {
   /// <0, 0 or >0 as `a` sorts before, with, or after `b`. 0 only when every key and the "id"
   /// compare equal.
   int compare(const boost::json::object& a, const boost::json::object& b) const;
+
+  /// The place of `doc` (a record with a string "id") in this order.
+  sort_position position_of(const boost::json::object& doc) const;
+
+  /// Only the prefix of position_of(doc) (cheaper: reads the first key alone).
+  std::uint64_t prefix_of(const boost::json::object& doc) const;
+
+  /// compare() on positions taken from documents.
+  int compare(const sort_position& a, const sort_position& b) const;
+
+  /// compare() of a position with a document.
+  int compare(const sort_position& a, const boost::json::object& b) const;
 
   /// Strict-weak-order adaptor for std algorithms.
   bool less(const boost::json::object& a, const boost::json::object& b) const {

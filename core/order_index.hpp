@@ -1,0 +1,677 @@
+// weir::core::order_index — records in one sort order, with order statistics: a counted B+tree.
+// Insert and erase cost O(log N); the rank of a record, the record at a rank and a step to the
+// next or previous record cost O(log N), O(log N) and O(1). Windows (offset, limit) over a
+// million rows are read from it without touching the rest.
+//
+// Why our own tree: the standard containers have no order statistics, and GCC's
+// __gnu_pbds::tree (a red-black tree with subtree sizes) costs a ~64-byte node per entry plus a
+// comparison that reads both documents at every level. Here a leaf holds 64 entries of 16 bytes
+// (a pointer and a 64-bit prefix of the sort key) and inner nodes keep the full sort position of
+// each child's first entry, so a search compares prefixes and stored positions and reads a
+// record's document only where two prefixes tie inside a leaf. Measured on 1M records: ~21 bytes
+// per entry (docs/performance.md).
+//
+// `Ptr` is `const record*` (the shard's indexes: the unit's record set owns the records) or
+// `record_ptr` (a query actor's own result, which must keep its rows alive).
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/record.hpp"
+#include "core/sort_spec.hpp"
+
+namespace weir::core {
+
+/// `LeafCapacity` and `InnerCapacity` are template parameters only so that tests can build deep
+/// trees from few entries.
+template <class Ptr, int LeafCapacity = 64, int InnerCapacity = 64>
+class order_index {
+ public:
+  static constexpr int leaf_capacity = LeafCapacity;
+  static constexpr int inner_capacity = InnerCapacity;
+  static_assert(leaf_capacity >= 4 && inner_capacity >= 4);
+
+  struct entry {
+    Ptr rec{};
+    std::uint64_t prefix = 0;
+  };
+
+ private:
+  struct inner;
+  struct node {
+    inner* parent = nullptr;
+    bool is_leaf = true;
+    int n = 0;
+  };
+  struct leaf : node {
+    leaf* prev = nullptr;
+    leaf* next = nullptr;
+    entry items[leaf_capacity];
+  };
+  struct inner : node {
+    node* child[inner_capacity] = {};
+    std::size_t count[inner_capacity] = {};
+    sort_position sep[inner_capacity];  // sep[i]: a lower bound of child[i]'s keys (i >= 1)
+  };
+
+ public:
+  class iterator {
+   public:
+    iterator() = default;
+    const entry& operator*() const { return leaf_->items[i_]; }
+    const entry* operator->() const { return &leaf_->items[i_]; }
+    const record& rec() const { return *leaf_->items[i_].rec; }
+    iterator& operator++() {
+      if (++i_ >= leaf_->n) {
+        leaf_ = leaf_->next;
+        i_ = 0;
+      }
+      return *this;
+    }
+    /// Steps back; from end() to the last entry. Stepping back from begin() gives end().
+    iterator& operator--() {
+      if (!leaf_) {
+        leaf_ = owner_->last_;
+        i_ = leaf_ ? leaf_->n - 1 : 0;
+        return *this;
+      }
+      if (i_ == 0) {
+        leaf_ = leaf_->prev;
+        i_ = leaf_ ? leaf_->n - 1 : 0;
+        return *this;
+      }
+      --i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return leaf_ == o.leaf_ && i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return !(*this == o); }
+
+   private:
+    friend class order_index;
+    iterator(const order_index* owner, leaf* l, int i) : owner_(owner), leaf_(l), i_(i) {}
+    const order_index* owner_ = nullptr;
+    leaf* leaf_ = nullptr;
+    int i_ = 0;
+  };
+
+  explicit order_index(sort_spec spec) : spec_(std::move(spec)) {}
+  ~order_index() { destroy(root_); }
+  order_index(const order_index&) = delete;
+  order_index& operator=(const order_index&) = delete;
+
+  const sort_spec& spec() const { return spec_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  iterator begin() const { return first_ ? iterator{this, first_, 0} : end(); }
+  iterator end() const { return iterator{this, nullptr, 0}; }
+
+  /// The position of a record, from its document.
+  sort_position position_of(const boost::json::object& doc) const {
+    return spec_.position_of(doc);
+  }
+
+  /// The first entry at or after `pos`, and its rank.
+  std::pair<iterator, std::size_t> lower_bound(const sort_position& pos) const {
+    if (!root_) {
+      return {end(), 0};
+    }
+    std::size_t rank = 0;
+    leaf* l = descend(pos, rank);
+    int i = leaf_lower_bound(l, pos);
+    rank += static_cast<std::size_t>(i);
+    if (i >= l->n) {
+      return {iterator{this, l->next, 0}, rank};
+    }
+    return {iterator{this, l, i}, rank};
+  }
+
+  /// The entry of the record at `pos` (same id), or end().
+  iterator find(const sort_position& pos) const {
+    auto [it, rank] = lower_bound(pos);
+    (void)rank;
+    if (it != end() && it.rec().id == pos.id) {
+      return it;
+    }
+    return end();
+  }
+
+  /// The entry at `rank` (0-based), or end().
+  iterator select(std::size_t rank) const {
+    if (rank >= size_) {
+      return end();
+    }
+    node* n = root_;
+    while (!n->is_leaf) {
+      auto* in = static_cast<inner*>(n);
+      int c = 0;
+      while (rank >= in->count[c]) {
+        rank -= in->count[c];
+        ++c;
+      }
+      n = in->child[c];
+    }
+    return iterator{this, static_cast<leaf*>(n), static_cast<int>(rank)};
+  }
+
+  /// The rank of the entry `it` points at (size() for end()).
+  std::size_t rank(iterator it) const {
+    if (!it.leaf_) {
+      return size_;
+    }
+    std::size_t r = static_cast<std::size_t>(it.i_);
+    node* n = it.leaf_;
+    while (n->parent) {
+      inner* p = n->parent;
+      for (int c = 0; p->child[c] != n; ++c) {
+        r += p->count[c];
+      }
+      n = p;
+    }
+    return r;
+  }
+
+  /// Inserts `rec` at `pos` (its position; ids are unique, so no two entries tie). Returns its
+  /// rank.
+  std::size_t insert(Ptr rec, const sort_position& pos) {
+    entry e{std::move(rec), pos.prefix};
+    if (!root_) {
+      auto* l = new leaf;
+      ++leaves_;
+      l->items[0] = std::move(e);
+      l->n = 1;
+      root_ = first_ = last_ = l;
+      size_ = 1;
+      return 0;
+    }
+    std::size_t rank = 0;
+    leaf* l = descend(pos, rank);
+    int i = leaf_lower_bound(l, pos);
+    rank += static_cast<std::size_t>(i);
+    if (l->n == leaf_capacity) {
+      leaf* right = split_leaf(l);
+      if (i > l->n) {
+        i -= l->n;
+        l = right;
+      }
+    }
+    for (int k = l->n; k > i; --k) {
+      l->items[k] = std::move(l->items[k - 1]);
+    }
+    l->items[i] = std::move(e);
+    ++l->n;
+    add_count(l, 1);
+    ++size_;
+    return rank;
+  }
+
+  /// Removes the record at `pos` (matched by id). Returns its former rank, or size() (before
+  /// the call) when it was not there.
+  std::size_t erase(const sort_position& pos) {
+    if (!root_) {
+      return 0;
+    }
+    std::size_t rank = 0;
+    leaf* l = descend(pos, rank);
+    int i = leaf_lower_bound(l, pos);
+    if (i >= l->n) {
+      // The lower bound is the next leaf's first entry.
+      if (!l->next || entry_id(l->next->items[0]) != pos.id) {
+        return size_;
+      }
+      rank += static_cast<std::size_t>(l->n);
+      l = l->next;
+      i = 0;
+    } else if (entry_id(l->items[i]) != pos.id) {
+      return size_;
+    }
+    rank += static_cast<std::size_t>(i);
+    for (int k = i; k + 1 < l->n; ++k) {
+      l->items[k] = std::move(l->items[k + 1]);
+    }
+    --l->n;
+    l->items[l->n] = entry{};
+    add_count(l, -1);
+    --size_;
+    rebalance_leaf(l);
+    return rank;
+  }
+
+  /// Replaces the contents with `entries`, which must be sorted by this index's order.
+  void assign_sorted(std::vector<entry> entries) {
+    destroy(root_);
+    root_ = nullptr;
+    first_ = last_ = nullptr;
+    leaves_ = inners_ = 0;
+    size_ = entries.size();
+    if (entries.empty()) {
+      return;
+    }
+    // Leaves three-quarters full: room for inserts before the first splits.
+    constexpr int fill = leaf_capacity * 3 / 4;
+    std::vector<node*> level;
+    leaf* prev = nullptr;
+    for (std::size_t start = 0; start < entries.size(); start += fill) {
+      auto* l = new leaf;
+      ++leaves_;
+      auto end = std::min(entries.size(), start + fill);
+      for (auto k = start; k < end; ++k) {
+        l->items[l->n++] = std::move(entries[k]);
+      }
+      l->prev = prev;
+      if (prev) {
+        prev->next = l;
+      } else {
+        first_ = l;
+      }
+      prev = l;
+      level.push_back(l);
+    }
+    last_ = prev;
+    while (level.size() > 1) {
+      std::vector<node*> up;
+      constexpr std::size_t fan = inner_capacity * 3 / 4;
+      for (std::size_t start = 0; start < level.size(); start += fan) {
+        auto* in = new inner;
+        ++inners_;
+        in->is_leaf = false;
+        auto end = std::min(level.size(), start + fan);
+        for (auto k = start; k < end; ++k) {
+          attach(in, in->n, level[k]);
+          ++in->n;
+        }
+        up.push_back(in);
+      }
+      level = std::move(up);
+    }
+    root_ = level.front();
+    root_->parent = nullptr;
+  }
+
+  /// Sorts `recs` with their positions and replaces the contents with them.
+  template <class It>
+  void build(It first, It last) {
+    std::vector<std::pair<sort_position, Ptr>> keyed;
+    for (auto it = first; it != last; ++it) {
+      const record& r = *to_raw(*it);
+      keyed.emplace_back(spec_.position_of(reader_.read(r)), *it);
+    }
+    std::sort(keyed.begin(), keyed.end(), [this](const auto& a, const auto& b) {
+      return spec_.compare(a.first, b.first) < 0;
+    });
+    std::vector<entry> entries;
+    entries.reserve(keyed.size());
+    for (auto& [pos, p] : keyed) {
+      entries.push_back(entry{std::move(p), pos.prefix});
+    }
+    assign_sorted(std::move(entries));
+  }
+
+  /// Bytes held by the tree's nodes (not the records), for statistics.
+  std::size_t memory_bytes() const { return leaves_ * sizeof(leaf) + inners_ * sizeof(inner); }
+
+ private:
+  static const record* to_raw(const Ptr& p) {
+    if constexpr (std::is_pointer_v<Ptr>) {
+      return p;
+    } else {
+      return p.get();
+    }
+  }
+  static const std::string& entry_id(const entry& e) { return to_raw(e.rec)->id; }
+
+  sort_position position_of_entry(const entry& e) const {
+    return spec_.position_of(reader_.read(*to_raw(e.rec)));
+  }
+
+  /// <0, 0, >0 as `pos` sorts before, at, after the entry.
+  int compare(const sort_position& pos, const entry& e) const {
+    if (pos.prefix != e.prefix) {
+      return pos.prefix < e.prefix ? -1 : 1;
+    }
+    return spec_.compare(pos, reader_.read(*to_raw(e.rec)));
+  }
+
+  /// Descends to the leaf where `pos` belongs, adding the counts left of the path to `rank`.
+  leaf* descend(const sort_position& pos, std::size_t& rank) const {
+    node* n = root_;
+    while (!n->is_leaf) {
+      auto* in = static_cast<inner*>(n);
+      // The last child whose separator is <= pos (child 0 when none is).
+      int lo = 1, hi = in->n;
+      while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (spec_.compare(in->sep[mid], pos) <= 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      int c = lo - 1;
+      for (int k = 0; k < c; ++k) {
+        rank += in->count[k];
+      }
+      n = in->child[c];
+    }
+    return static_cast<leaf*>(n);
+  }
+
+  int leaf_lower_bound(const leaf* l, const sort_position& pos) const {
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (compare(pos, l->items[mid]) > 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  static std::size_t subtree_count(const node* n) {
+    if (n->is_leaf) {
+      return static_cast<std::size_t>(n->n);
+    }
+    auto* in = static_cast<const inner*>(n);
+    std::size_t c = 0;
+    for (int k = 0; k < in->n; ++k) {
+      c += in->count[k];
+    }
+    return c;
+  }
+
+  /// The position of the first entry under `n` (for a separator).
+  sort_position first_position(const node* n) const {
+    while (!n->is_leaf) {
+      n = static_cast<const inner*>(n)->child[0];
+    }
+    return position_of_entry(static_cast<const leaf*>(n)->items[0]);
+  }
+
+  /// Puts `child` at slot `c` of `in` (slot already made free), with its count and separator.
+  void attach(inner* in, int c, node* child) {
+    in->child[c] = child;
+    in->count[c] = subtree_count(child);
+    in->sep[c] = c > 0 ? first_position(child) : sort_position{};
+    child->parent = in;
+  }
+
+  void add_count(node* n, long delta) {
+    while (n->parent) {
+      inner* p = n->parent;
+      int c = child_index(p, n);
+      p->count[c] = static_cast<std::size_t>(static_cast<long>(p->count[c]) + delta);
+      n = p;
+    }
+  }
+
+  static int child_index(const inner* p, const node* n) {
+    int c = 0;
+    while (p->child[c] != n) {
+      ++c;
+    }
+    return c;
+  }
+
+  /// Splits a full leaf; returns the new right half (already linked into the parent).
+  leaf* split_leaf(leaf* l) {
+    auto* r = new leaf;
+    ++leaves_;
+    int half = l->n / 2;
+    for (int k = half; k < l->n; ++k) {
+      r->items[k - half] = std::move(l->items[k]);
+      l->items[k] = entry{};
+    }
+    r->n = l->n - half;
+    l->n = half;
+    r->next = l->next;
+    r->prev = l;
+    if (l->next) {
+      l->next->prev = r;
+    } else {
+      last_ = r;
+    }
+    l->next = r;
+    insert_child_after(l, r, position_of_entry(r->items[0]));
+    return r;
+  }
+
+  /// Links `right` (split off `left`) into the parent after `left`, splitting upwards.
+  void insert_child_after(node* left, node* right, sort_position sep) {
+    inner* p = left->parent;
+    if (!p) {
+      p = new inner;
+      ++inners_;
+      p->is_leaf = false;
+      p->child[0] = left;
+      p->count[0] = subtree_count(left);
+      p->n = 1;
+      left->parent = p;
+      root_ = p;
+    }
+    int c = child_index(p, left);
+    p->count[c] = subtree_count(left);
+    if (p->n == inner_capacity) {
+      // Split the parent first, then insert into the half that holds `left`.
+      inner* pr = split_inner(p);
+      if (left->parent == pr) {
+        p = pr;
+      }
+      c = child_index(p, left);
+    }
+    for (int k = p->n; k > c + 1; --k) {
+      p->child[k] = p->child[k - 1];
+      p->count[k] = p->count[k - 1];
+      p->sep[k] = std::move(p->sep[k - 1]);
+    }
+    p->child[c + 1] = right;
+    p->count[c + 1] = subtree_count(right);
+    p->sep[c + 1] = std::move(sep);
+    right->parent = p;
+    ++p->n;
+    // A split above may have counted the halves before `right` joined one of them: recount
+    // the path from here to the root (totals elsewhere are unchanged).
+    for (node* x = p; x->parent; x = x->parent) {
+      x->parent->count[child_index(x->parent, x)] = subtree_count(x);
+    }
+  }
+
+  inner* split_inner(inner* p) {
+    auto* r = new inner;
+    ++inners_;
+    r->is_leaf = false;
+    int half = p->n / 2;
+    sort_position up = std::move(p->sep[half]);
+    for (int k = half; k < p->n; ++k) {
+      r->child[k - half] = p->child[k];
+      r->count[k - half] = p->count[k];
+      r->sep[k - half] = std::move(p->sep[k]);
+      r->child[k - half]->parent = r;
+      p->child[k] = nullptr;
+      p->count[k] = 0;
+    }
+    r->sep[0] = sort_position{};
+    r->n = p->n - half;
+    p->n = half;
+    insert_child_after(p, r, std::move(up));
+    return r;
+  }
+
+  /// After an erase: merges an underfull leaf into a sibling, or drops an empty one.
+  void rebalance_leaf(leaf* l) {
+    if (l == root_) {
+      if (l->n == 0) {
+        delete l;
+        --leaves_;
+        root_ = first_ = last_ = nullptr;
+      }
+      return;
+    }
+    if (l->n >= leaf_capacity / 4) {
+      return;
+    }
+    inner* p = l->parent;
+    int c = child_index(p, l);
+    // Merge into the left sibling when both fit, else take the right sibling in.
+    if (c > 0) {
+      auto* left = static_cast<leaf*>(p->child[c - 1]);
+      if (left->n + l->n <= leaf_capacity) {
+        merge_leaves(left, l);
+        return;
+      }
+    }
+    if (c + 1 < p->n) {
+      auto* right = static_cast<leaf*>(p->child[c + 1]);
+      if (l->n + right->n <= leaf_capacity) {
+        merge_leaves(l, right);
+        return;
+      }
+    }
+    if (l->n == 0) {
+      unlink_leaf(l);
+      remove_child(p, c);
+    }
+  }
+
+  /// Moves everything of `right` into `left` (same parent, adjacent) and removes `right`.
+  void merge_leaves(leaf* left, leaf* right) {
+    for (int k = 0; k < right->n; ++k) {
+      left->items[left->n++] = std::move(right->items[k]);
+    }
+    inner* p = left->parent;
+    int c = child_index(p, left);
+    p->count[c] = static_cast<std::size_t>(left->n);
+    unlink_leaf(right);
+    remove_child(p, c + 1);
+  }
+
+  void unlink_leaf(leaf* l) {
+    if (l->prev) {
+      l->prev->next = l->next;
+    } else {
+      first_ = l->next;
+    }
+    if (l->next) {
+      l->next->prev = l->prev;
+    } else {
+      last_ = l->prev;
+    }
+  }
+
+  /// Removes (and frees) child `c` of `p`, then rebalances `p` upwards.
+  void remove_child(inner* p, int c) {
+    node* gone = p->child[c];
+    if (gone->is_leaf) {
+      delete static_cast<leaf*>(gone);
+      --leaves_;
+    } else {
+      delete static_cast<inner*>(gone);
+      --inners_;
+    }
+    for (int k = c; k + 1 < p->n; ++k) {
+      p->child[k] = p->child[k + 1];
+      p->count[k] = p->count[k + 1];
+      p->sep[k] = std::move(p->sep[k + 1]);
+    }
+    --p->n;
+    p->child[p->n] = nullptr;
+    p->count[p->n] = 0;
+    p->sep[p->n] = sort_position{};
+    if (c == 0 && p->n > 0) {
+      p->sep[0] = sort_position{};
+    }
+    rebalance_inner(p);
+  }
+
+  void rebalance_inner(inner* p) {
+    if (p != root_ && p->n == 0) {
+      remove_child(p->parent, child_index(p->parent, p));
+      return;
+    }
+    if (p == root_) {
+      if (p->n == 1) {
+        // A root with one child: the child becomes the root.
+        root_ = p->child[0];
+        root_->parent = nullptr;
+        p->child[0] = nullptr;
+        delete p;
+        --inners_;
+      } else if (p->n == 0) {
+        delete p;
+        --inners_;
+        root_ = first_ = last_ = nullptr;
+      }
+      return;
+    }
+    if (p->n >= inner_capacity / 4) {
+      return;
+    }
+    inner* g = p->parent;
+    int c = child_index(g, p);
+    if (c > 0) {
+      auto* left = static_cast<inner*>(g->child[c - 1]);
+      if (left->n + p->n <= inner_capacity) {
+        merge_inners(left, p, g, c);
+        return;
+      }
+    }
+    if (c + 1 < g->n) {
+      auto* right = static_cast<inner*>(g->child[c + 1]);
+      if (p->n + right->n <= inner_capacity) {
+        merge_inners(p, right, g, c + 1);
+        return;
+      }
+    }
+  }
+
+  /// Moves `right`'s children (child `rc` of `g`) into `left` and removes `right`.
+  void merge_inners(inner* left, inner* right, inner* g, int rc) {
+    for (int k = 0; k < right->n; ++k) {
+      int at = left->n++;
+      left->child[at] = right->child[k];
+      left->count[at] = right->count[k];
+      left->sep[at] = k == 0 ? std::move(g->sep[rc]) : std::move(right->sep[k]);
+      left->child[at]->parent = left;
+      right->child[k] = nullptr;
+    }
+    right->n = 0;
+    g->count[rc - 1] = subtree_count(left);
+    remove_child(g, rc);
+  }
+
+  void destroy(node* n) {
+    if (!n) {
+      return;
+    }
+    if (n->is_leaf) {
+      delete static_cast<leaf*>(n);
+      return;
+    }
+    auto* in = static_cast<inner*>(n);
+    for (int k = 0; k < in->n; ++k) {
+      destroy(in->child[k]);
+    }
+    delete in;
+  }
+
+  sort_spec spec_;
+  // The index's own reader: a caller may hold a document from the thread's reader across a
+  // call, and a comparison here must not overwrite it.
+  mutable doc_reader reader_;
+  node* root_ = nullptr;
+  leaf* first_ = nullptr;
+  leaf* last_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t leaves_ = 0;
+  std::size_t inners_ = 0;
+};
+
+}  // namespace weir::core

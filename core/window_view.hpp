@@ -1,0 +1,111 @@
+// weir::core::window_view — one bounded window kept exact as writes arrive: the records of a
+// dataset that match a filter, in one order, at ranks [offset, offset + limit). It reads a shared
+// order_index over every record of the dataset (all windows with the same sort share one), and
+// holds only its own rows plus one look-ahead row.
+//
+// Exactness (windowed-subscribe, Decision 2): when a held row leaves, the next match is read from
+// the index, so after every write the window equals a fresh query with the same filter, sort,
+// offset and limit. Rows entering or leaving the ranks before the window shift it, also exactly.
+// Cost per write: O(log N) per change plus the scan for a replacement row, which is one step
+// with no filter and ~1/selectivity records (each parsed once) with one; plus O(window) to diff
+// the window once per write.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/filter.hpp"
+#include "core/order_index.hpp"
+#include "core/window_delta.hpp"
+
+namespace weir::core {
+
+/// One record's change within a write, with what windows need, read once by the writer.
+struct record_step {
+  record_ptr before;  ///< null: created
+  record_ptr after;   ///< null: deleted
+  const boost::json::object* before_doc = nullptr;  ///< set when `before` is
+  const boost::json::object* after_doc = nullptr;   ///< set when `after` is
+  const sort_position* before_pos = nullptr;        ///< in the index's order; set with `before`
+  const sort_position* after_pos = nullptr;         ///< in the index's order; set with `after`
+  std::shared_ptr<const change_ops> ops;
+
+  const std::string& id() const { return after ? after->id : before->id; }
+};
+
+/// The changes of one write in one dataset, by record id: what decides a removal's reason and
+/// which rows get the write's ops.
+using write_steps = std::unordered_map<std::string_view, const record_step*>;
+
+class window_view {
+ public:
+  using index = order_index<record_ptr>;
+
+  /// `limit` > 0. `count` keeps the number of matches (Arc paging, includeTotal).
+  window_view(const index& idx, filter where, std::uint64_t offset, std::uint64_t limit,
+              bool count);
+
+  /// Computes the window from the index (at creation; the index must be current).
+  void fill();
+
+  /// Applies one record's change; the index already reflects it (and every earlier change of
+  /// the write). Returns false when the change cannot concern this window (neither side
+  /// matches), which is the common case for other filters.
+  bool apply(const record_step& s);
+
+  /// After the last change of a write: what the write did to the visible rows, or nullopt when
+  /// they did not change (a total that changed alone gives an empty delta with `total` set).
+  std::optional<window_delta> end_write(const write_steps& steps);
+
+  /// The visible rows, in order.
+  std::vector<record_ptr> visible() const;
+
+  std::optional<std::uint64_t> total() const {
+    return count_ ? std::optional<std::uint64_t>{matches_} : std::nullopt;
+  }
+  std::uint64_t offset() const { return offset_; }
+  std::uint64_t limit() const { return limit_; }
+  const filter& where() const { return where_; }
+  /// Rows held (the visible ones and the look-ahead).
+  std::size_t held() const { return held_.size(); }
+
+ private:
+  struct held_row {
+    record_ptr rec;
+    sort_position pos;
+  };
+
+  bool matches(const record& r) const;
+  bool matches(const boost::json::object& doc) const {
+    return match_all_ || where_.matches(doc);
+  }
+  held_row make_row(const record_ptr& r) const;
+  /// Index of the held row with `pos`'s id, or held_.size().
+  std::size_t find_held(const sort_position& pos) const;
+  void insert_held(held_row row);
+  /// Appends matches after `from` (exclusive; the index's start when null) until the window and
+  /// its look-ahead are full or the index ends.
+  void backfill(const sort_position* from);
+  void remember_before();
+
+  const index& idx_;
+  filter where_;
+  bool match_all_;
+  std::uint64_t offset_;
+  std::uint64_t limit_;
+  bool count_;
+  std::uint64_t matches_ = 0;
+
+  std::vector<held_row> held_;  // matches at ranks [offset, offset + limit], in order
+  bool complete_ = false;       // no match after held_.back() (or none at all past the prefix)
+  std::uint64_t prefix_ = 0;    // matches before held_.front(): offset_, or all when held_ empty
+
+  bool in_write_ = false;
+  std::vector<record_ptr> before_;  // the visible rows when the write began
+  std::uint64_t matches_before_ = 0;
+};
+
+}  // namespace weir::core

@@ -1,0 +1,163 @@
+// order_index against a sorted std::vector reference: random inserts and erases (enough to
+// split and merge leaves and inner nodes), then order, ranks, select, lower_bound, iteration
+// both ways and bulk building.
+#include "core/order_index.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace weir::core {
+namespace {
+
+record_ptr rec(const std::string& id, int n, const std::string& s) {
+  boost::json::object doc;
+  doc["id"] = id;
+  if (n >= 0) {
+    doc["n"] = n;
+  }
+  doc["s"] = s;
+  return make_record(doc);
+}
+
+sort_spec spec_of(std::vector<std::string> keys) {
+  return sort_spec::parse(keys).value();
+}
+
+sort_position pos(const sort_spec& spec, const record& r) {
+  return spec.position_of(parse_doc(r));
+}
+
+class OrderIndexTest : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+template <class Index>
+void churn(const sort_spec& spec) {
+  Index idx{spec};
+  std::map<std::string, record_ptr> live;  // owns the records
+  std::vector<record_ptr> ref;             // sorted reference
+  auto less = [&](const record_ptr& a, const record_ptr& b) {
+    return spec.compare(parse_doc(*a), parse_doc(*b)) < 0;
+  };
+  std::mt19937 rng{42};
+  auto check = [&] {
+    ASSERT_EQ(idx.size(), ref.size());
+    std::size_t i = 0;
+    for (auto it = idx.begin(); it != idx.end(); ++it, ++i) {
+      ASSERT_EQ(it.rec().id, ref[i]->id) << "at " << i;
+      ASSERT_EQ(idx.rank(it), i);
+    }
+    ASSERT_EQ(i, ref.size());
+    // Backwards from end().
+    auto it = idx.end();
+    for (std::size_t k = ref.size(); k-- > 0;) {
+      --it;
+      ASSERT_EQ(it.rec().id, ref[k]->id);
+    }
+    for (int probe = 0; probe < 20 && !ref.empty(); ++probe) {
+      auto k = rng() % ref.size();
+      ASSERT_EQ(idx.select(k).rec().id, ref[k]->id);
+      auto [lb, rank] = idx.lower_bound(pos(spec, *ref[k]));
+      ASSERT_EQ(rank, k);
+      ASSERT_EQ(lb.rec().id, ref[k]->id);
+      ASSERT_EQ(idx.find(pos(spec, *ref[k])).rec().id, ref[k]->id);
+    }
+    ASSERT_TRUE(idx.select(ref.size()) == idx.end());
+  };
+  for (int round = 0; round < 6; ++round) {
+    // Grow well past a few leaves, then shrink to almost nothing, so merges run too.
+    int target = round % 2 == 0 ? 3000 : 20;
+    while (static_cast<int>(ref.size()) != target) {
+      bool add = static_cast<int>(ref.size()) < target;
+      if (add) {
+        auto id = "r" + std::to_string(rng() % 100000);
+        if (live.count(id)) {
+          continue;
+        }
+        auto r = rec(id, static_cast<int>(rng() % 50) - 1, std::string(1 + rng() % 12, 'a' + rng() % 3));
+        live[id] = r;
+        auto at = std::upper_bound(ref.begin(), ref.end(), r, less);
+        auto expect_rank = static_cast<std::size_t>(at - ref.begin());
+        ref.insert(at, r);
+        ASSERT_EQ(idx.insert(r.get(), pos(spec, *r)), expect_rank);
+      } else {
+        auto k = rng() % ref.size();
+        auto r = ref[k];
+        ASSERT_EQ(idx.erase(pos(spec, *r)), k);
+        ref.erase(ref.begin() + static_cast<std::ptrdiff_t>(k));
+        live.erase(r->id);
+      }
+      if (rng() % 500 == 0) {
+        check();
+      }
+    }
+    check();
+  }
+  // Erasing an absent record changes nothing.
+  auto ghost = rec("ghost", 1, "x");
+  EXPECT_EQ(idx.erase(pos(spec, *ghost)), idx.size());
+  // Bulk build gives the same order.
+  order_index<record_ptr> built{spec};
+  std::vector<record_ptr> all;
+  for (auto& [id, r] : live) {
+    all.push_back(r);
+  }
+  built.build(all.begin(), all.end());
+  ASSERT_EQ(built.size(), ref.size());
+  std::size_t i = 0;
+  for (auto it = built.begin(); it != built.end(); ++it, ++i) {
+    ASSERT_EQ(it.rec().id, ref[i]->id);
+  }
+  // ...and keeps working after it.
+  for (auto& r : all) {
+    built.erase(pos(spec, *r));
+  }
+  EXPECT_TRUE(built.empty());
+  EXPECT_TRUE(built.begin() == built.end());
+}
+
+TEST_P(OrderIndexTest, MatchesSortedReferenceUnderRandomChurn) {
+  churn<order_index<const record*>>(spec_of(GetParam()));
+}
+
+// Tiny nodes: the same churn builds trees five levels deep, splitting and merging inner nodes.
+TEST_P(OrderIndexTest, DeepTreesMatchTheReference) {
+  churn<order_index<const record*, 4, 4>>(spec_of(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sorts, OrderIndexTest,
+                         ::testing::Values(std::vector<std::string>{},
+                                           std::vector<std::string>{"n"},
+                                           std::vector<std::string>{"-n"},
+                                           std::vector<std::string>{"s", "-n"},
+                                           std::vector<std::string>{"-s"}));
+
+TEST(OrderIndex, PrefixNeverContradictsTheFullOrder) {
+  auto spec = spec_of({"v"});
+  std::vector<std::string> values{"null",  "-1e300", "-5",  "-0.0",      "0",       "0.5",
+                                  "1",     "1.0",    "2",   "9007199254740993",     "1e300",
+                                  "\"\"",  "\"a\"",  "\"a\\u0000\"", "\"abcdefgh\"", "\"abcdefgi\"",
+                                  "{}",    "[]",     "false", "true"};
+  std::vector<std::pair<std::uint64_t, boost::json::object>> docs;
+  for (auto& v : values) {
+    boost::json::object d;
+    d["id"] = "x";
+    d["v"] = boost::json::parse(v);
+    docs.emplace_back(spec.prefix_of(d), d);
+  }
+  for (auto& [pa, a] : docs) {
+    for (auto& [pb, b] : docs) {
+      if (pa < pb) {
+        EXPECT_LT(spec.compare(a, b), 0) << boost::json::serialize(a) << " vs "
+                                         << boost::json::serialize(b);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weir::core
