@@ -1,8 +1,9 @@
 // weir::actors::cluster_link — what the actors and the gateway need from the cluster, as an
 // interface the cluster layer implements (dependencies point apps → gateway, cluster → actors,
 // so actors cannot name cluster types). A single node has no link: everything is local.
-// Also the owner side of a watch: a replica_sink receives a query's matching records and then
-// each durable change to them, which is all a gateway needs to run the query itself.
+// Also the owner side of a watch: a replica_sink receives a query's rows (the window of a
+// bounded query, every match of an unbounded one) and then each durable write's update to them,
+// which is all a gateway needs to serve the query itself.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "actors/view_update.hpp"
 #include "actors/write_command.hpp"
 #include "core/query_health.hpp"
 #include "core/record.hpp"
+#include "core/result.hpp"
 
 namespace weir::core {
 struct bound_query;
@@ -28,34 +31,34 @@ namespace weir::actors {
 /// What a gateway hears about one watch on a remote owner, in order.
 struct watch_event {
   enum class kind {
-    snapshot,  ///< every record matching the query as of `seq`: (re)start from this
-    changes,   ///< the durable write `seq` changed these matching records
+    snapshot,  ///< the query's rows as of `snapshot.seq`: (re)start from this
+    update,    ///< a durable write changed them
     lost,      ///< the owner became unreachable; a snapshot follows once it is back
     failed,    ///< the owner refused the watch (`error` says why); nothing follows
   };
   kind what = kind::snapshot;
   std::uint64_t watch_id = 0;
-  std::uint64_t seq = 0;
-  std::string version_id;
-  std::vector<core::record_ptr> rows;
-  std::shared_ptr<const std::vector<core::record_change>> changes;
+  view_snapshot snapshot;
+  view_update update;
   std::string error;
+  std::string error_code;  ///< the owner's error code when it refused (e.g. object.deleted)
 };
 
 /// Called by the link from its own threads, one call at a time per watch.
 using watch_callback = std::function<void(watch_event)>;
 
-/// Owner side: where a query actor sends what a remote gateway's replica needs. Called on the
-/// query actor's thread; must not block (queue and return).
+/// Where a query actor sends a query's raw rows and updates instead of encoded frames: a remote
+/// gateway's watch (owner side), or a merge of several units' windows on this node. Called on
+/// the query actor's thread; must not block (queue and return).
 class replica_sink {
  public:
   virtual ~replica_sink() = default;
-  /// Every record matching the query, in the query's order, as of the durable write `seq`.
-  virtual void snapshot(std::uint64_t seq, const std::vector<core::record_ptr>& rows) = 0;
-  /// The durable write `seq` changed these records (each `before` matched, or `after` matches;
-  /// the other side is null when it does not).
-  virtual void changes(std::uint64_t seq, const std::string& version_id,
-                       const std::vector<core::record_change>& changes) = 0;
+  /// The query's rows: sent first, and again when the replica must start over.
+  virtual void snapshot(const view_snapshot& s) = 0;
+  /// A durable write changed them.
+  virtual void update(const view_update& u) = 0;
+  /// The query cannot be served here (e.g. 410 object.deleted): nothing follows.
+  virtual void refused(const core::error& e) = 0;
 };
 
 /// An SSE hub control POST (arc-hub §8) forwarded to the node holding its connection, with the
@@ -77,6 +80,8 @@ class cluster_link {
   virtual const std::string& self_id() const = 0;
   /// True when `id` names a configured member (this one included).
   virtual bool is_member(const std::string& id) const = 0;
+  /// Every member's id, this one included.
+  virtual std::vector<std::string> members() const = 0;
   /// The member owning `unit` when that is another node; nullopt when it is this one.
   virtual std::optional<std::string> remote_owner(const store::unit_key& unit) const = 0;
 
@@ -104,6 +109,10 @@ class cluster_link {
   virtual void remote_connections(
       const core::health_scope& scope,
       std::function<void(std::vector<core::connection_health>)> done) = 0;
+
+  /// Whether any other member holds data of `space` (a Peer call to each member that is up);
+  /// `done` runs once, on any thread.
+  virtual void space_exists(const std::string& space, std::function<void(bool)> done) = 0;
 
   /// Ready for traffic: a majority of the members (this one included) is reachable.
   virtual bool ready() const = 0;

@@ -37,7 +37,9 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
                  q->live_,
                  "}",
                  nullptr,
-                 nullptr};
+                 nullptr,
+                 {},
+                 false};
   sub.tail = tail;
   if (!impl.send_to_shard({q->space_, q->object_},
                           subscribe_msg{std::move(query), std::move(sub)})) {

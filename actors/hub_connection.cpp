@@ -179,7 +179,8 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
       unit,
       subscribe_msg{std::move(query),
                     subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode, st.sink,
-                               std::move(head), std::move(live), "}", std::move(served), nullptr}});
+                               std::move(head), std::move(live), "}", std::move(served), nullptr,
+                               {}, false}});
   return 200;
 }
 

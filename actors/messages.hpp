@@ -20,6 +20,8 @@
 #include "actors/cluster_link.hpp"
 #include "actors/connection_directory.hpp"
 #include "actors/frame_sink.hpp"
+#include "actors/view_update.hpp"
+#include "actors/windowed_sink.hpp"
 #include "actors/write_command.hpp"
 #include "core/hub_codec.hpp"
 #include "core/query_definition.hpp"
@@ -54,9 +56,12 @@ struct subscriber {
   std::shared_ptr<const std::atomic<bool>> live;
   std::string_view tail = "}";  ///< closes the envelope: the hub's "}", or the direct one's
   shared_time served;           ///< stamped on each delivery (health feed); may be null
-  /// Set for a remote gateway's watch (owner side): it gets matching records and their
-  /// changes instead of encoded results; sink, head and mode are unused.
+  /// Set for a remote gateway's watch (owner side) or a local merge: it gets the query's rows
+  /// and updates instead of encoded results; sink, head and mode are unused.
   std::shared_ptr<replica_sink> replica;
+  /// Set for a windowed subscription: it gets the windowed frames; sink, head and mode unused.
+  std::weak_ptr<windowed_sink> windowed;
+  bool windowed_stream = false;  ///< opened as a windowed subscription (`windowed` may expire)
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.
@@ -71,11 +76,15 @@ struct unsubscribe_msg {
   std::uint64_t token = 0;
 };
 
-/// Shard → query actors: records changed by the durable write `seq`.
-struct changes_msg {
-  std::uint64_t seq = 0;
-  std::string version_id;
-  std::shared_ptr<const std::vector<core::record_change>> changes;
+/// Shard (or remote shard) → query actor: what the durable write `seq` did to its rows.
+struct update_msg {
+  view_update update;
+};
+
+/// Store loader → shard: the unit as read from the store, its records built off the actor
+/// threads.
+struct loaded_msg {
+  std::shared_ptr<struct unit_load> unit;
 };
 
 /// Owner side, cluster → shard → query actor `key`: send watch `token` a fresh snapshot (its
@@ -85,12 +94,17 @@ struct resync_msg {
   std::uint64_t token = 0;
 };
 
-/// Gateway side, remote shard → its replica query actor: start over from `rows` as of `seq`
-/// (the owner is back, or resynced us) and send every subscriber a fresh baseline.
+/// Gateway side, remote shard → its replica query actor: start over from `snapshot` (the owner
+/// is back, or resynced us) and send every hub subscriber a fresh baseline. Windowed streams
+/// cannot be re-baselined: they close (`overflow` after a resync, `server_shutdown` after the
+/// owner was lost).
 struct reset_msg {
-  std::vector<core::record_ptr> rows;
-  std::uint64_t seq = 0;
+  view_snapshot snapshot;
 };
+
+/// Gateway side, remote shard → its replica query actor: the owner became unreachable. Windowed
+/// streams close with `server_shutdown` at once (Decision 5); hub subscriptions wait for it.
+struct owner_lost_msg {};
 
 /// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
 /// the query); end every subscription with an Error and stop.
@@ -108,7 +122,9 @@ struct sub_failed_msg {
 /// connection actor, is closed with 1011 and `reason`.
 template <class Self>
 void end_subscription(Self* self, const subscriber& sub, const std::string& reason) {
-  if (sub.conn) {
+  if (auto w = sub.windowed.lock()) {
+    w->closed("server_shutdown");
+  } else if (sub.conn) {
     self->send(sub.conn, sub_failed_msg{sub.token});
   } else if (auto sink = sub.sink.lock()) {
     sink->close(1011, reason);
@@ -148,7 +164,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::write_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::commit_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::changes_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::update_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::loaded_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_lost_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::resync_msg)

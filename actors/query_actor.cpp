@@ -1,7 +1,9 @@
-// The query actor: one per query key on the unit's owner. It keeps the query's result
-// materialized and ordered, turns each durable write into a change in time proportional to what
-// changed (binary-search the rows it touched; no re-run, no snapshot diff), encodes each emission
-// once per transfer mode in use, and sends every subscriber the same shared bytes.
+// The query actor: one per query key, on the unit's owner and on every gateway that serves the
+// key through a watch. It holds the query's rows as the owner computed them (a bounded query's
+// window, applied delta by delta; an unbounded query's matches, in an order index), turns each
+// update into the protocol's frames once per transfer mode or projection in use, and hands every
+// subscriber the same shared bytes. Remote gateways' watches (replicas) get the updates as they
+// are.
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -15,8 +17,10 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "core/change_set.hpp"
+#include "core/order_index.hpp"
 #include "core/query_result.hpp"
 #include "core/result_body.hpp"
+#include "core/windowed_codec.hpp"
 
 namespace weir::actors {
 namespace {
@@ -24,6 +28,7 @@ namespace {
 using core::record_ptr;
 using core::transfer_mode;
 using body_ptr = std::shared_ptr<const std::string>;
+using index_type = core::order_index<record_ptr>;
 
 using sub_entry = subscriber;
 
@@ -47,119 +52,102 @@ struct query_state {
   runtime::impl* rt = nullptr;
   caf::actor shard;
   std::shared_ptr<const core::bound_query> q;
-  std::vector<record_ptr> rows;  // every matching record, in the query's total order
-  std::size_t no_identity = 0;   // rows lacking an arc-hub §5.1 identity
+  std::vector<record_ptr> window;     // bounded: the rows shown, in order
+  std::unique_ptr<index_type> rows;   // unbounded: every match
+  std::optional<std::uint64_t> total;
+  std::size_t no_identity = 0;  // rows lacking an arc-hub §5.1 identity
   std::vector<sub_entry> subs;
-  std::vector<sub_entry> replicas;                       // remote gateways' watches (owner side)
+  std::vector<sub_entry> replicas;                       // raw consumers (watches, merges)
   std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
   std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
   std::array<std::size_t, mode_count> mode_subs{};
+  std::size_t windowed_subs = 0;
   std::uint64_t seen = 0;
   std::uint64_t seq = 0;
   std::array<body_ptr, mode_count> snapshot_cache{};  // valid for `seq`
+  body_ptr windowed_snapshot;                          // valid for `seq`
+  std::int64_t held_bytes = 0;                         // JSON bytes of the rows held
   static inline const char* name = "weir.query";
 
+  bool bounded() const { return q->bounded(); }
   bool single() const { return q->single_id.has_value(); }
-  bool paged() const { return q->page_size > 0 && !single(); }
-
-  bool match(const core::record& r) const {
-    return (!q->single_id || r.id == *q->single_id) && q->where.matches(r.doc);
+  bool arc_paged() const { return bounded() && !q->windowed; }
+  bool object_scope() const {
+    return q->windowed && q->windowed->scope == core::windowed_scope::object;
+  }
+  const core::projection& proj() const {
+    static const core::projection none;
+    return q->windowed ? q->windowed->proj : none;
   }
 
-  bool less(const record_ptr& a, const record_ptr& b) const {
-    return q->order.compare(a->doc, b->doc) < 0;
-  }
-
-  std::size_t position(const record_ptr& r) const {
-    auto it =
-        std::lower_bound(rows.begin(), rows.end(), r,
-                         [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
-    return static_cast<std::size_t>(it - rows.begin());
-  }
-
-  /// Removes the row holding `r`'s record. Rows are matched by id (unique in a dataset), not
-  /// by pointer: a gateway's replica receives its `before` versions as fresh copies.
-  void erase(const record_ptr& r) {
-    auto pos = position(r);
-    auto same = [&r](const record_ptr& x) { return x == r || x->id == r->id; };
-    std::size_t found = rows.size();
-    for (auto i = pos; i < rows.size() && !less(r, rows[i]); ++i) {
-      if (same(rows[i])) {
-        found = i;
-        break;
-      }
-    }
-    if (found == rows.size()) {
-      // Not where the order says: only possible if a comparator changed meaning; stay correct.
-      auto it = std::find_if(rows.begin(), rows.end(), same);
-      if (it == rows.end()) {
-        return;
-      }
-      found = static_cast<std::size_t>(it - rows.begin());
-    }
-    if (!rows[found]->has_identity) {
-      --no_identity;
-    }
-    rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(found));
-  }
-
-  /// Replaces every row: the query's matches among `all`, in order.
-  void load(const std::vector<record_ptr>& all) {
-    rows.clear();
-    no_identity = 0;
-    for (auto& r : all) {
-      if (match(*r)) {
-        rows.push_back(r);
-        if (!r->has_identity) {
-          ++no_identity;
-        }
-      }
-    }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
-    snapshot_cache = {};
-  }
-
-  void insert(const record_ptr& r) {
-    auto it =
-        std::upper_bound(rows.begin(), rows.end(), r,
-                         [this](const record_ptr& a, const record_ptr& b) { return less(a, b); });
-    rows.insert(it, r);
-    if (!r->has_identity) {
-      ++no_identity;
-    }
-  }
-
+  /// The rows shown, in order.
   std::vector<record_ptr> view() const {
-    if (!paged()) {
-      return rows;
+    if (bounded()) {
+      return window;
     }
-    auto begin = std::min<std::uint64_t>(q->page * q->page_size, rows.size());
-    auto end = std::min<std::uint64_t>(begin + q->page_size, rows.size());
-    return {rows.begin() + static_cast<std::ptrdiff_t>(begin),
-            rows.begin() + static_cast<std::ptrdiff_t>(end)};
+    std::vector<record_ptr> out;
+    out.reserve(rows->size());
+    for (auto it = rows->begin(); it != rows->end(); ++it) {
+      out.push_back(it->rec);
+    }
+    return out;
   }
+
+  std::size_t size() const { return bounded() ? window.size() : rows->size(); }
 
   core::paging_info paging() const {
-    if (!paged()) {
+    if (!arc_paged()) {
       return {};
     }
-    return {q->page, q->page_size, rows.size()};
+    return {q->page, q->page_size, total.value_or(0)};
+  }
+
+  void account(std::int64_t delta_bytes) {
+    held_bytes += delta_bytes;
+    rt->held_row_bytes.fetch_add(delta_bytes, std::memory_order_relaxed);
+  }
+
+  static std::int64_t bytes_of(const std::vector<record_ptr>& rs) {
+    std::int64_t n = 0;
+    for (auto& r : rs) {
+      n += static_cast<std::int64_t>(r->json.size());
+    }
+    return n;
+  }
+
+  /// Replaces every row (a fresh start).
+  void load(view_snapshot snap) {
+    account(-held_bytes);
+    no_identity = 0;
+    total = snap.total;
+    seq = snap.seq;
+    for (auto& r : snap.rows) {
+      if (!r->has_identity) {
+        ++no_identity;
+      }
+    }
+    account(bytes_of(snap.rows));
+    if (bounded()) {
+      window = std::move(snap.rows);
+    } else {
+      if (!rows) {
+        rows = std::make_unique<index_type>(q->order);
+      }
+      rows->build(snap.rows.begin(), snap.rows.end());
+    }
+    snapshot_cache = {};
+    windowed_snapshot = nullptr;
   }
 
   std::optional<std::string> data_json() const {
     if (single()) {
-      if (rows.empty()) {
+      if (size() == 0) {
         return std::nullopt;
       }
-      return rows.front()->json;
+      return bounded() ? window.front()->json : rows->begin().rec().json;
     }
     std::string out;
-    if (paged()) {
-      core::append_record_array(out, view());
-    } else {
-      core::append_record_array(out, rows);
-    }
+    core::append_record_array(out, view());
     return out;
   }
 
@@ -180,6 +168,19 @@ struct query_state {
         cs ? std::optional<std::string_view>{*cs} : std::nullopt, paging()));
     return cached;
   }
+
+  body_ptr windowed_snapshot_body() {
+    if (!windowed_snapshot) {
+      auto v = view();
+      auto records = core::encode_windowed_records(v, proj());
+      windowed_snapshot = std::make_shared<const std::string>(core::encode_windowed_snapshot(
+          records, q->windowed->include_total ? total : std::nullopt, q->windowed->offset,
+          v.size()));
+    }
+    return windowed_snapshot;
+  }
+
+  view_snapshot current() const { return view_snapshot{seq, view(), total}; }
 };
 
 using query_ptr = caf::stateful_actor<query_state>*;
@@ -192,50 +193,31 @@ std::string fallback_change_set(const std::vector<record_ptr>& before,
   prev.reserve(before.size());
   cur.reserve(after.size());
   for (auto& r : before) {
-    prev.emplace_back(r->doc);
+    prev.emplace_back(core::parse_doc(*r));
   }
   for (auto& r : after) {
-    cur.emplace_back(r->doc);
+    cur.emplace_back(core::parse_doc(*r));
   }
   std::string out;
   core::append_change_set_json(out, core::compute_change_set(prev, cur));
   return out;
 }
 
-/// Identity walk of §5.1 step 4 over two views whose items all have identities.
-std::string walk_change_set(const std::vector<record_ptr>& before,
-                            const std::vector<record_ptr>& after) {
-  std::unordered_map<std::string_view, const record_ptr*> old_ids;
-  old_ids.reserve(before.size());
-  for (auto& r : before) {
-    old_ids.emplace(r->id, &r);
-  }
+/// The Arc change set of a delta: added and replaced in the new order, removed in the old.
+std::string arc_change_set(const core::window_delta& d) {
   std::vector<record_ptr> added, replaced, removed;
-  std::unordered_set<std::string_view> new_ids;
-  new_ids.reserve(after.size());
-  for (auto& r : after) {
-    new_ids.insert(r->id);
-    auto it = old_ids.find(r->id);
-    if (it == old_ids.end()) {
-      added.push_back(r);
-    } else if (*it->second != r && (*it->second)->json != r->json) {
-      replaced.push_back(r);
-    }
+  for (const auto& u : d.upserts) {
+    (u.added ? added : replaced).push_back(u.rec);
   }
-  for (auto& r : before) {
-    if (!new_ids.count(r->id)) {
-      removed.push_back(r);
-    }
-  }
-  if (added.empty() && replaced.empty() && removed.empty()) {
-    return {};
+  for (const auto& r : d.removed) {
+    removed.push_back(r.rec);
   }
   std::string out;
   core::append_change_set(out, added, replaced, removed);
   return out;
 }
 
-void emit(query_ptr self, std::optional<std::string> cs_json) {
+void emit_arc(query_ptr self, std::optional<std::string> cs_json) {
   auto& st = self->state;
   std::array<body_ptr, mode_count> bodies{};
   std::optional<std::string> data;
@@ -269,127 +251,17 @@ void emit(query_ptr self, std::optional<std::string> cs_json) {
   }
   auto now_ms = unix_now_ms();
   for (auto& s : st.subs) {
+    if (s.windowed_stream) {
+      continue;
+    }
     if (s.live->load(std::memory_order_relaxed)) {
       deliver(s, bodies[mode_index(s.mode)], now_ms);
     }
   }
 }
 
-void on_changes(query_ptr self, const changes_msg& m) {
-  auto& st = self->state;
-  if (m.seq <= st.seq) {
-    return;  // already part of the rows this actor started from
-  }
-  st.seq = m.seq;
-  struct item {
-    record_ptr before, after;
-    bool was, now;
-  };
-  std::vector<item> items;
-  bool identity_everywhere = st.no_identity == 0;
-  for (const auto& c : *m.changes) {
-    if (c.dataset != st.q->dataset) {
-      continue;
-    }
-    bool was = c.before && st.match(*c.before);
-    bool now = c.after && st.match(*c.after);
-    if (was || now) {
-      items.push_back({c.before, c.after, was, now});
-      if ((was && !c.before->has_identity) || (now && !c.after->has_identity)) {
-        identity_everywhere = false;
-      }
-    }
-  }
-  if (items.empty()) {
-    return;
-  }
-  if (!st.replicas.empty()) {
-    // What a gateway's replica needs to follow: the matching sides of what changed.
-    std::vector<core::record_change> out;
-    out.reserve(items.size());
-    for (auto& it : items) {
-      out.push_back(core::record_change{st.q->dataset, it.was ? it.before : nullptr,
-                                        it.now ? it.after : nullptr});
-    }
-    for (auto& r : st.replicas) {
-      r.replica->changes(m.seq, m.version_id, out);
-    }
-  }
-  st.snapshot_cache = {};
-  std::vector<record_ptr> old_view;
-  std::size_t old_total = st.rows.size();
-  bool incremental = !st.paged() && !st.single() && identity_everywhere;
-  if (!incremental) {
-    old_view = st.view();
-  }
-  std::vector<std::pair<std::size_t, record_ptr>> removed;
-  if (incremental) {
-    for (auto& it : items) {
-      if (it.was && !it.now) {
-        removed.emplace_back(st.position(it.before), it.before);
-      }
-    }
-  }
-  for (auto& it : items) {
-    if (it.was) {
-      st.erase(it.before);
-    }
-  }
-  for (auto& it : items) {
-    if (it.now) {
-      st.insert(it.after);
-    }
-  }
-  if (st.single()) {
-    emit(self, std::nullopt);
-    return;
-  }
-  std::string cs;
-  if (incremental) {
-    std::vector<std::pair<std::size_t, record_ptr>> added, replaced;
-    for (auto& it : items) {
-      if (!it.now) {
-        continue;
-      }
-      auto pos = st.position(it.after);
-      if (!it.was) {
-        added.emplace_back(pos, it.after);
-      } else if (it.before->json != it.after->json) {
-        replaced.emplace_back(pos, it.after);
-      }
-    }
-    auto by_pos = [](const auto& a, const auto& b) { return a.first < b.first; };
-    std::sort(added.begin(), added.end(), by_pos);
-    std::sort(replaced.begin(), replaced.end(), by_pos);
-    std::sort(removed.begin(), removed.end(), by_pos);
-    auto strip = [](const std::vector<std::pair<std::size_t, record_ptr>>& v) {
-      std::vector<record_ptr> out;
-      out.reserve(v.size());
-      for (auto& p : v) {
-        out.push_back(p.second);
-      }
-      return out;
-    };
-    if (added.empty() && replaced.empty() && removed.empty()) {
-      return;
-    }
-    core::append_change_set(cs, strip(added), strip(replaced), strip(removed));
-  } else {
-    auto new_view = st.view();
-    bool all_identity =
-        std::all_of(old_view.begin(), old_view.end(), [](auto& r) { return r->has_identity; }) &&
-        std::all_of(new_view.begin(), new_view.end(), [](auto& r) { return r->has_identity; });
-    cs = all_identity ? walk_change_set(old_view, new_view)
-                      : fallback_change_set(old_view, new_view);
-    static const std::string empty_change_set = R"({"added":[],"replaced":[],"removed":[]})";
-    if (cs.empty() || cs == empty_change_set) {
-      if (old_total == st.rows.size()) {
-        return;  // nothing in this page and no paging figure changed
-      }
-      cs = empty_change_set;
-    }
-  }
-  emit(self, std::move(cs));
+bool is_windowed(const sub_entry& s) {
+  return s.windowed_stream;
 }
 
 /// Removes subscription `token`; false when it was not here.
@@ -407,7 +279,11 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   }
   auto pos = it->second;
   st.index.erase(it);
-  --st.mode_subs[mode_index(st.subs[pos].mode)];
+  if (is_windowed(st.subs[pos])) {
+    --st.windowed_subs;
+  } else {
+    --st.mode_subs[mode_index(st.subs[pos].mode)];
+  }
   // A direct subscription has no connection actor, and a null address must not be hashed
   // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
   if (auto conn = st.subs[pos].conn.address()) {
@@ -433,21 +309,248 @@ void went_idle(query_ptr self) {
   }
 }
 
+/// Ends every windowed subscription with `closed{reason}`.
+void close_windowed(query_ptr self, std::string_view reason) {
+  auto& st = self->state;
+  if (st.windowed_subs == 0) {
+    return;
+  }
+  std::vector<std::uint64_t> gone;
+  for (auto& s : st.subs) {
+    if (is_windowed(s)) {
+      if (auto w = s.windowed.lock()) {
+        w->closed(reason);
+      }
+      gone.push_back(s.token);
+    }
+  }
+  for (auto t : gone) {
+    remove_sub(self, t);
+  }
+  went_idle(self);
+}
+
+/// Turns an unbounded query's changes into a delta, applying them to its rows.
+core::window_delta apply_changes(query_state& st, const std::vector<view_change>& changes) {
+  core::window_delta d;
+  auto& reader = core::thread_doc_reader();
+  auto position = [&](const record_ptr& r, const core::doc_ptr& doc) {
+    return doc ? st.rows->position_of(*doc) : st.rows->position_of(reader.read(*r));
+  };
+  // Old ranks first, for the removed list's order.
+  std::vector<std::pair<std::size_t, core::window_removal>> removed;
+  std::vector<core::sort_position> before_pos(changes.size());
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    if (c.before) {
+      before_pos[i] = position(c.before, c.before_doc);
+      if (!c.after) {
+        auto reason = c.after_exists ? core::removal_reason::filtered_out
+                                     : core::removal_reason::deleted;
+        auto at = st.rows->lower_bound(before_pos[i]).second;
+        removed.emplace_back(at, core::window_removal{c.before, reason});
+      }
+    }
+  }
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    if (c.before) {
+      st.rows->erase(before_pos[i]);
+      st.account(-static_cast<std::int64_t>(c.before->json.size()));
+      if (!c.before->has_identity) {
+        --st.no_identity;
+      }
+    }
+  }
+  std::vector<core::sort_position> after_pos(changes.size());
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    if (c.after) {
+      after_pos[i] = position(c.after, c.after_doc);
+      st.rows->insert(c.after, after_pos[i]);
+      st.account(static_cast<std::int64_t>(c.after->json.size()));
+      if (!c.after->has_identity) {
+        ++st.no_identity;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const auto& c = changes[i];
+    if (c.after) {
+      auto rank = st.rows->lower_bound(after_pos[i]).second;
+      d.upserts.push_back(core::window_upsert{rank, c.after, !c.before, c.ops});
+    }
+  }
+  std::sort(d.upserts.begin(), d.upserts.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
+  std::stable_sort(removed.begin(), removed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [at, r] : removed) {
+    d.removed.push_back(std::move(r));
+  }
+  if (st.q->count && st.total) {
+    std::int64_t t = static_cast<std::int64_t>(*st.total);
+    for (const auto& c : changes) {
+      t += (c.after ? 1 : 0) - (c.before ? 1 : 0);
+    }
+    st.total = static_cast<std::uint64_t>(std::max<std::int64_t>(0, t));
+  }
+  return d;
+}
+
+/// Applies a bounded query's delta to its window. Removed rows are matched by id (a gateway's
+/// delta names them only by id).
+core::window_delta apply_delta(query_state& st, const core::window_delta& in) {
+  core::window_delta d = in;
+  std::unordered_map<std::string_view, const record_ptr*> shown;
+  shown.reserve(st.window.size());
+  for (const auto& r : st.window) {
+    shown.emplace(r->id, &r);
+  }
+  for (auto& r : d.removed) {
+    if (auto it = shown.find(r.rec->id); it != shown.end()) {
+      r.rec = *it->second;
+    }
+  }
+  std::int64_t bytes = 0;
+  for (const auto& r : d.removed) {
+    bytes -= static_cast<std::int64_t>(r.rec->json.size());
+    if (!r.rec->has_identity) {
+      --st.no_identity;
+    }
+  }
+  for (const auto& u : d.upserts) {
+    if (!u.added) {
+      if (auto it = shown.find(u.rec->id); it != shown.end()) {
+        bytes -= static_cast<std::int64_t>((*it->second)->json.size());
+        if (!(*it->second)->has_identity) {
+          --st.no_identity;
+        }
+      }
+    }
+    bytes += static_cast<std::int64_t>(u.rec->json.size());
+    if (!u.rec->has_identity) {
+      ++st.no_identity;
+    }
+  }
+  shown.clear();
+  core::apply_window_delta(st.window, d);
+  st.account(bytes);
+  if (in.total) {
+    st.total = in.total;
+  }
+  return d;
+}
+
+void on_update(query_ptr self, const view_update& u) {
+  auto& st = self->state;
+  if (u.seq <= st.seq) {
+    return;  // already part of the rows this actor started from
+  }
+  for (auto& r : st.replicas) {
+    r.replica->update(u);
+  }
+  st.seq = u.seq;
+  st.snapshot_cache = {};
+  st.windowed_snapshot = nullptr;
+  // Arc's identity-less fallback (§5.1 step 3) compares whole views: keep the old one only when
+  // some row lacks an identity and a hub subscriber needs a change set.
+  bool arc = st.subs.size() > st.windowed_subs && !st.single();
+  bool fallback = st.no_identity > 0;
+  if (arc && !fallback && u.delta) {
+    for (const auto& x : u.delta->upserts) {
+      fallback = fallback || !x.rec->has_identity;
+    }
+  }
+  if (arc && !fallback && u.changes) {
+    for (const auto& c : *u.changes) {
+      fallback = fallback || (c.after && !c.after->has_identity);
+    }
+  }
+  std::vector<record_ptr> old_view;
+  if (arc && fallback) {
+    old_view = st.view();
+  }
+  core::window_delta d;
+  if (u.object_deleted) {
+    // Every row went with its object.
+    for (auto& r : st.view()) {
+      d.removed.push_back(core::window_removal{r, core::removal_reason::deleted});
+    }
+    st.account(-st.held_bytes);
+    st.no_identity = 0;
+    st.window.clear();
+    if (st.rows) {
+      st.rows->assign_sorted({});
+    }
+    if (st.q->count) {
+      st.total = 0;
+    }
+  } else if (st.bounded()) {
+    if (!u.delta) {
+      return;
+    }
+    d = apply_delta(st, *u.delta);
+  } else {
+    if (!u.changes) {
+      return;
+    }
+    d = apply_changes(st, *u.changes);
+    if (st.q->count) {
+      d.total = st.total;
+    }
+  }
+  // Arc hub and direct subscribers. The owner sends an update only when the rows or the total
+  // changed, so a paged query with an empty delta is one whose total changed: it gets an empty
+  // change set (and data, in the modes that carry it).
+  if (st.subs.size() > st.windowed_subs) {
+    if (st.single()) {
+      emit_arc(self, std::nullopt);
+    } else if (fallback || st.no_identity > 0) {
+      auto cs = fallback_change_set(old_view, st.view());
+      static const std::string empty_change_set = R"({"added":[],"replaced":[],"removed":[]})";
+      if (cs != empty_change_set || st.arc_paged()) {
+        emit_arc(self, std::move(cs));
+      }
+    } else if (!d.empty() || st.arc_paged()) {
+      emit_arc(self, arc_change_set(d));
+    }
+  }
+  // Windowed subscribers: one event, encoded once.
+  if (st.windowed_subs > 0) {
+    auto vid = u.synthetic || u.object_deleted ? std::string_view{} : std::string_view{u.version_id};
+    auto text = core::encode_windowed_event(vid, d, st.proj());
+    if (!text.empty()) {
+      auto ev = std::make_shared<const std::string>(std::move(text));
+      for (auto& s : st.subs) {
+        if (auto w = s.windowed.lock()) {
+          w->event(ev);
+        }
+      }
+    }
+    if (u.object_deleted && st.object_scope()) {
+      close_windowed(self, "object_deleted");
+    }
+  }
+}
+
 caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard,
-                             std::shared_ptr<const core::bound_query> q,
-                             std::vector<record_ptr> rows, std::uint64_t seq) {
+                             std::shared_ptr<const core::bound_query> q, view_snapshot snap) {
   auto& st = self->state;
   st.rt = rt;
   st.shard = shard;
   st.q = std::move(q);
-  st.seq = seq;
-  st.load(rows);
+  st.load(std::move(snap));
   rt->query_actors.fetch_add(1);
-  self->attach_functor([rt] { rt->query_actors.fetch_sub(1); });
+  self->attach_functor([rt, self] {
+    rt->query_actors.fetch_sub(1);
+    rt->held_row_bytes.fetch_sub(self->state.held_bytes, std::memory_order_relaxed);
+  });
   self->monitor(shard);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.shard.address()) {
+      close_windowed(self, "server_shutdown");
       self->quit();
       return;
     }
@@ -467,14 +570,26 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
     }
   });
   return {
-      [self](const changes_msg& m) { on_changes(self, m); },
+      [self](const update_msg& m) { on_update(self, m.update); },
       [self](subscribe_msg& m) {
         auto& st = self->state;
         ++st.seen;
         auto& sub = m.sub;
         if (sub.replica) {
-          sub.replica->snapshot(st.seq, st.rows);
+          sub.replica->snapshot(st.current());
           st.replicas.push_back(std::move(sub));
+          return;
+        }
+        if (is_windowed(sub)) {
+          auto w = sub.windowed.lock();
+          if (!w) {
+            went_idle(self);  // it went away before it was registered
+            return;
+          }
+          st.index[sub.token] = st.subs.size();
+          ++st.windowed_subs;
+          w->opened(st.windowed_snapshot_body());
+          st.subs.push_back(std::move(sub));
           return;
         }
         // Direct subscriptions have no connection actor: their owner unsubscribes explicitly.
@@ -495,26 +610,30 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         auto& st = self->state;
         for (auto& r : st.replicas) {
           if (r.token == m.token) {
-            r.replica->snapshot(st.seq, st.rows);
+            r.replica->snapshot(st.current());
           }
         }
       },
       [self](reset_msg& m) {
-        // A replica starting over (gateway side): a fresh full baseline for every subscriber,
-        // as after a reconnect (arc-hub: the subscription stays, its state is replaced).
+        // A replica starting over (gateway side): a fresh full baseline for every hub
+        // subscriber, as after a reconnect (arc-hub: the subscription stays, its state is
+        // replaced). A windowed stream has no way to start over: it missed changes, so it ends
+        // and its client subscribes again.
         auto& st = self->state;
-        st.seq = m.seq;
-        st.load(m.rows);
+        close_windowed(self, "overflow");
+        st.load(std::move(m.snapshot));
         auto now_ms = unix_now_ms();
         for (auto& s : st.subs) {
-          if (s.live->load(std::memory_order_relaxed)) {
+          if (s.live && s.live->load(std::memory_order_relaxed)) {
             deliver(s, st.snapshot_body(s.mode), now_ms);
           }
         }
       },
+      [self](owner_lost_msg) { close_windowed(self, "server_shutdown"); },
       [self](const fail_msg& m) {
         // The owner stayed away (gateway side): each subscription ends with an Error from its
-        // connection; a direct stream, which has no connection actor, is closed.
+        // connection; a direct stream, which has no connection actor, is closed; a windowed
+        // one gets `closed`.
         auto& st = self->state;
         for (auto& s : st.subs) {
           end_subscription(self, s, m.reason);
@@ -523,17 +642,19 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         st.index.clear();
         self->quit();
       },
-      [self](stop_atom) { self->quit(); },
+      [self](stop_atom) {
+        close_windowed(self, "server_shutdown");
+        self->quit();
+      },
   };
 }
 
 }  // namespace
 
 caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
-                       std::shared_ptr<const core::bound_query> query,
-                       std::vector<core::record_ptr> rows, std::uint64_t seq) {
-  return rt.sys->spawn(query_behavior, &rt, std::move(shard), std::move(query), std::move(rows),
-                       seq);
+                       std::shared_ptr<const core::bound_query> query, view_snapshot snapshot) {
+  return rt.sys->spawn(query_behavior, &rt, std::move(shard), std::move(query),
+                       std::move(snapshot));
 }
 
 }  // namespace weir::actors

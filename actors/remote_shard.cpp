@@ -83,8 +83,18 @@ void close_query(remote_ptr self, const std::string& key) {
   st.queries.erase(it);
 }
 
+/// Refuses a windowed subscription that is still waiting for its first rows: it has sent no
+/// frame yet, so it answers with the error envelope.
+void refuse_waiting(const subscribe_msg& w, core::error e) {
+  if (auto sink = w.sub.windowed.lock()) {
+    sink->refused(std::move(e));
+  }
+}
+
 /// Every subscription of `key` ends with an Error (through its connection) and the watch goes.
-void fail_query(remote_ptr self, const std::string& key, const std::string& reason) {
+/// `code` is the owner's error code when it refused the watch ("" otherwise).
+void fail_query(remote_ptr self, const std::string& key, const std::string& reason,
+                const std::string& code = {}) {
   auto& st = self->state;
   auto it = st.queries.find(key);
   if (it == st.queries.end()) {
@@ -92,7 +102,12 @@ void fail_query(remote_ptr self, const std::string& key, const std::string& reas
   }
   auto& e = it->second;
   for (auto& w : e.waiting) {
-    end_subscription(self, w.sub, reason);
+    if (w.sub.windowed_stream) {
+      refuse_waiting(w, core::make_error(code.empty() ? "cluster.owner_unavailable" : code,
+                                         reason));
+    } else {
+      end_subscription(self, w.sub, reason);
+    }
   }
   e.waiting.clear();
   if (e.actor) {
@@ -115,23 +130,40 @@ void on_watch(remote_ptr self, watch_msg& m) {
     case watch_event::kind::snapshot:
       e.up = true;
       if (!e.actor) {
-        e.actor =
-            spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q, std::move(ev.rows), ev.seq);
+        e.actor = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q,
+                              std::move(ev.snapshot));
         for (auto& w : e.waiting) {
           ++e.forwarded;
           self->send(e.actor, std::move(w));
         }
         e.waiting.clear();
       } else {
-        self->send(e.actor, reset_msg{std::move(ev.rows), ev.seq});
+        self->send(e.actor, reset_msg{std::move(ev.snapshot)});
       }
       break;
-    case watch_event::kind::changes:
+    case watch_event::kind::update:
       if (e.actor) {
-        self->send(e.actor, changes_msg{ev.seq, std::move(ev.version_id), std::move(ev.changes)});
+        self->send(e.actor, update_msg{std::move(ev.update)});
       }
       break;
     case watch_event::kind::lost: {
+      // Windowed streams cannot wait for the owner (Decision 5): they end now, and the ones
+      // still waiting for their first rows are refused.
+      if (e.actor) {
+        self->send(e.actor, owner_lost_msg{});
+      }
+      std::erase_if(e.waiting, [](const subscribe_msg& w) {
+        if (!w.sub.windowed_stream) {
+          return false;
+        }
+        refuse_waiting(w, core::make_error("cluster.owner_unavailable",
+                                           "the node that owns this data is unreachable; retry"));
+        return true;
+      });
+      if (e.waiting.empty() && !e.actor) {
+        close_query(self, key);
+        break;
+      }
       if (!e.up && e.losses > 0) {
         break;  // already counting down
       }
@@ -143,7 +175,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
       break;
     }
     case watch_event::kind::failed:
-      fail_query(self, key, ev.error);
+      fail_query(self, key, ev.error, ev.error_code);
       break;
   }
 }

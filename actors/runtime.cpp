@@ -35,7 +35,8 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       store(s),
       catalog(std::move(queries)),
       connections(opts.hub.max_hub_connections, opts.hub.max_hub_connections_per_caller),
-      subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller) {
+      subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller),
+      loader(s) {
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
   // Work sharing wakes an idle worker through a condition variable the moment an actor has
   // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between
@@ -73,6 +74,69 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   });
   shards.emplace(std::move(key), a);
   return a;
+}
+
+caf::actor runtime::impl::space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
+                                            bool member_part) {
+  auto key = space_view_key(req, member_part);
+  auto it = space_views.find(key);
+  if (it != space_views.end()) {
+    return it->second;
+  }
+  caf::actor a = spawn_anywhere([&] { return spawn_space_view(*this, req, member_part); });
+  space_views.emplace(std::move(key), a);
+  return a;
+}
+
+void runtime::impl::forget_space_view(const std::string& key, const caf::actor_addr& addr) {
+  std::lock_guard lock{shards_mu};
+  auto it = space_views.find(key);
+  if (it != space_views.end() && it->second.address() == addr) {
+    space_views.erase(it);
+  }
+}
+
+bool runtime::impl::retire_space_view(const std::string& key, const caf::actor& self,
+                                      const std::function<bool()>& may_retire) {
+  std::lock_guard lock{shards_mu};
+  auto it = space_views.find(key);
+  if (it == space_views.end() || it->second != self || !may_retire()) {
+    return false;
+  }
+  space_views.erase(it);
+  return true;
+}
+
+void runtime::impl::watch_space(const std::string& space, const std::string& dataset,
+                                caf::actor view) {
+  std::lock_guard lock{space_watch_mu};
+  space_watchers[space + '\0' + dataset].push_back(std::move(view));
+}
+
+void runtime::impl::unwatch_space(const std::string& space, const std::string& dataset,
+                                  const caf::actor& view) {
+  std::lock_guard lock{space_watch_mu};
+  auto key = space + '\0' + dataset;
+  auto it = space_watchers.find(key);
+  if (it == space_watchers.end()) {
+    return;
+  }
+  std::erase(it->second, view);
+  if (it->second.empty()) {
+    space_watchers.erase(it);
+  }
+}
+
+void runtime::impl::unit_has_dataset(const std::string& space, const std::string& object,
+                                     const std::string& dataset) {
+  std::lock_guard lock{space_watch_mu};
+  auto it = space_watchers.find(space + '\0' + dataset);
+  if (it == space_watchers.end()) {
+    return;
+  }
+  for (const auto& v : it->second) {
+    notify_unit_appeared(v, object);
+  }
 }
 
 caf::actor runtime::impl::find_locked(const store::unit_key& unit) {
@@ -224,13 +288,27 @@ cluster_link* runtime::cluster() const {
 
 core::result<replica_handle> runtime::open_replica(core::bound_query query,
                                                    std::shared_ptr<replica_sink> sink) {
+  if (query.windowed && query.windowed->scope == core::windowed_scope::datasets) {
+    // This node's part of a space-wide dataset: its space view over the units it holds.
+    replica_handle h{query.space, {}, query.key, impl_->next_token(), query.windowed};
+    subscriber sub;
+    sub.token = h.token;
+    sub.replica = std::move(sink);
+    sub.live = std::make_shared<const std::atomic<bool>>(true);
+    auto q = std::make_shared<const core::bound_query>(std::move(query));
+    if (!impl_->send_to_space_view(h.merged, true, subscribe_msg{std::move(q), std::move(sub)})) {
+      return core::make_error("server.draining", "the node is shutting down");
+    }
+    impl_->replicas.fetch_add(1);
+    return h;
+  }
   store::unit_key unit{query.space, query.single_id ? std::string{} : query.object};
   if (auto owner = rt_owner(*impl_, unit)) {
     return core::make_error("cluster.not_owner",
                             "this node does not own the query's data (member '" + *owner +
                                 "' does): the nodes' member lists differ");
   }
-  replica_handle h{unit.space, unit.object, query.key, impl_->next_token()};
+  replica_handle h{unit.space, unit.object, query.key, impl_->next_token(), nullptr};
   auto q = std::make_shared<const core::bound_query>(std::move(query));
   subscriber sub;
   sub.token = h.token;
@@ -245,6 +323,10 @@ core::result<replica_handle> runtime::open_replica(core::bound_query query,
 
 void runtime::close_replica(const replica_handle& h) {
   impl_->replicas.fetch_sub(1);
+  if (h.merged) {
+    impl_->send_to_live_space_view(h.merged, true, unsubscribe_msg{h.key, h.token});
+    return;
+  }
   impl_->send_to_live_shard({h.space, h.object}, unsubscribe_msg{h.key, h.token});
 }
 
@@ -254,7 +336,48 @@ std::vector<core::connection_health> runtime::local_connections(
 }
 
 void runtime::resync_replica(const replica_handle& h) {
+  if (h.merged) {
+    impl_->send_to_live_space_view(h.merged, true, resync_msg{h.key, h.token});
+    return;
+  }
   impl_->send_to_live_shard({h.space, h.object}, resync_msg{h.key, h.token});
+}
+
+bool runtime::has_local_space(const std::string& space) const {
+  return impl_->store.has_space(space);
+}
+
+void runtime::space_exists(const std::string& space, std::function<void(bool)> done) {
+  auto* rt = impl_.get();
+  {
+    std::lock_guard lock{rt->known_spaces_mu};
+    if (rt->known_spaces.count(space)) {
+      done(true);
+      return;
+    }
+  }
+  auto remember = [rt, space] {
+    std::lock_guard lock{rt->known_spaces_mu};
+    if (rt->known_spaces.size() >= 100000) {
+      rt->known_spaces.clear();  // a cache: forgetting costs one store read per space
+    }
+    rt->known_spaces.insert(space);
+  };
+  if (rt->store.has_space(space)) {
+    remember();
+    done(true);
+    return;
+  }
+  if (!rt->link) {
+    done(false);
+    return;
+  }
+  rt->link->space_exists(space, [remember, done = std::move(done)](bool yes) {
+    if (yes) {
+      remember();
+    }
+    done(yes);
+  });
 }
 
 std::size_t runtime::in_flight_writes() const {
@@ -286,6 +409,7 @@ runtime_stats runtime::stats() const {
   s.remote_units = impl_->remote_units.load();
   s.upstreams = impl_->upstreams.load();
   s.replicas = impl_->replicas.load();
+  s.held_row_bytes = impl_->held_row_bytes.load();
   return s;
 }
 
@@ -303,6 +427,10 @@ void runtime::shutdown() {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     impl_->shards.clear();
+    for (auto& [k, a] : impl_->space_views) {
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+    impl_->space_views.clear();
   }
   {
     // Connection actors belong to sessions that outlive this call (the gateway is torn down
@@ -313,6 +441,7 @@ void runtime::shutdown() {
     }
     impl_->conns.clear();
   }
+  impl_->loader.stop();
   impl_->sys->await_all_actors_done();
   // From here sessions that still hold a hub_connection make no actor calls (see its
   // destructor); the system can go now.

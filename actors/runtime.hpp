@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "actors/write_command.hpp"
 
 namespace weir::core {
+struct windowed_request;
 struct connection_health;
 struct health_scope;
 struct query_definition;
@@ -46,6 +48,9 @@ struct runtime_stats {
   std::size_t remote_units = 0;  ///< of `units`: units another node owns, served here by watches
   std::size_t upstreams = 0;     ///< watches this node holds on other nodes (one per query key)
   std::size_t replicas = 0;      ///< watches other nodes hold on this one
+  /// JSON bytes of the rows this node's query actors hold (windows and results, owner and
+  /// gateway alike).
+  std::int64_t held_row_bytes = 0;
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.
@@ -54,6 +59,8 @@ struct replica_handle {
   std::string object;
   std::string key;
   std::uint64_t token = 0;
+  /// Set for this node's part of a space-wide dataset (held by its space view, not a unit).
+  std::shared_ptr<const core::windowed_request> merged;
 };
 
 class runtime {
@@ -82,6 +89,14 @@ class runtime {
   void close_replica(const replica_handle& h);
   /// Asks for a fresh snapshot on the watch (its queued changes were dropped).
   void resync_replica(const replica_handle& h);
+
+  /// Whether anything was ever written to `space`, here or (in a cluster) on another member:
+  /// the windowed API's space.not_found. `done` runs once, on any thread. Positive answers are
+  /// remembered (a space never stops existing).
+  void space_exists(const std::string& space, std::function<void(bool)> done);
+
+  /// Whether this node's store holds anything of `space`.
+  bool has_local_space(const std::string& space) const;
 
   /// The hub connections held on this node that `scope` may see (the health feed's data).
   std::vector<core::connection_health> local_connections(const core::health_scope& scope) const;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -18,6 +19,8 @@
 #include "actors/connection_directory.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/runtime.hpp"
+#include "actors/unit_loader.hpp"
+#include "actors/view_update.hpp"
 #include "core/record.hpp"
 #include "store/durable_store.hpp"
 
@@ -36,6 +39,12 @@ caf::actor spawn_anywhere(F&& spawn) {
   }
   return a;
 }
+
+/// The registry key of the space view serving `req` (space_view.cpp).
+std::string space_view_key(const std::shared_ptr<const core::windowed_request>& req,
+                           bool member_part);
+/// Tells a space view that `object` got records of its dataset (space_view.cpp).
+void notify_unit_appeared(const caf::actor& view, std::string object);
 
 struct runtime::impl {
   impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);
@@ -79,6 +88,37 @@ struct runtime::impl {
 
   std::uint64_t next_token() { return token_counter.fetch_add(1, std::memory_order_relaxed) + 1; }
 
+  /// Sends `msg` to the space view serving `req` (the space-wide dataset; `member_part`: this
+  /// node's share of it for another member), spawning it on first use. False once stopping.
+  template <class Msg>
+  bool send_to_space_view(const std::shared_ptr<const core::windowed_request>& req,
+                          bool member_part, Msg&& msg) {
+    std::lock_guard lock{shards_mu};
+    if (stopping) {
+      return false;
+    }
+    caf::anon_send(space_view_locked(req, member_part), std::forward<Msg>(msg));
+    return true;
+  }
+  template <class Msg>
+  void send_to_live_space_view(const std::shared_ptr<const core::windowed_request>& req,
+                               bool member_part, Msg&& msg) {
+    std::lock_guard lock{shards_mu};
+    if (auto it = space_views.find(space_view_key(req, member_part)); it != space_views.end()) {
+      caf::anon_send(it->second, std::forward<Msg>(msg));
+    }
+  }
+  void forget_space_view(const std::string& key, const caf::actor_addr& addr);
+  bool retire_space_view(const std::string& key, const caf::actor& self,
+                         const std::function<bool()>& may_retire);
+
+  /// Space views merging (space, dataset) hear of units that get their first record of it.
+  void watch_space(const std::string& space, const std::string& dataset, caf::actor view);
+  void unwatch_space(const std::string& space, const std::string& dataset, const caf::actor& view);
+  /// Called by a shard when a write gave `dataset` of its unit its first record.
+  void unit_has_dataset(const std::string& space, const std::string& object,
+                        const std::string& dataset);
+
   /// Sends `cmd` to its unit's shard, or to the unit's owner when another node owns it.
   void submit_unit(store::unit_key unit, write_command cmd, write_callback done);
 
@@ -95,13 +135,24 @@ struct runtime::impl {
   std::atomic<std::size_t> remote_units{0};
   std::atomic<std::size_t> upstreams{0};
   std::atomic<std::size_t> replicas{0};
+  /// JSON bytes of the rows query actors hold (windows, unbounded results), all keys together:
+  /// what a gateway holds for the queries it serves.
+  std::atomic<std::int64_t> held_row_bytes{0};
 
   std::mutex shards_mu;
   std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
+  std::unordered_map<std::string, caf::actor> space_views;  // key: space '\0' query key
   bool stopping = false;                               // under shards_mu
   std::atomic<bool> stopped{false};                    // the actor system is gone
 
   connection_directory directory;  ///< hub connections, for the health feed
+  unit_loader loader;              ///< reads units off the actor threads
+
+  std::mutex known_spaces_mu;
+  std::unordered_set<std::string> known_spaces;  // spaces seen to exist (bounded, see cpp)
+
+  std::mutex space_watch_mu;
+  std::unordered_map<std::string, std::vector<caf::actor>> space_watchers;  // space '\0' dataset
 
   std::mutex conns_mu;
   std::unordered_map<std::uint64_t, caf::actor> conns;
@@ -109,6 +160,8 @@ struct runtime::impl {
 
  private:
   caf::actor shard_locked(const store::unit_key& unit);
+  caf::actor space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
+                               bool member_part);
   caf::actor find_locked(const store::unit_key& unit);
 
  public:
@@ -119,13 +172,17 @@ struct runtime::impl {
 /// Spawns the shard actor of `unit` (shard_actor.cpp).
 caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit);
 
+/// Spawns the space view serving `req` (space_view.cpp).
+caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windowed_request> req,
+                            bool member_part);
+
 /// Spawns the gateway-side actor of `unit`, which another member (`owner`) owns
 /// (remote_shard.cpp).
 caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner);
 
-/// Spawns a query actor over `rows` (the unit's current records of the query's dataset).
+/// Spawns the actor that encodes `query` for its subscribers, starting from `snapshot` (its
+/// window or matches as the owner computed them).
 caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
-                       std::shared_ptr<const core::bound_query> query,
-                       std::vector<core::record_ptr> rows, std::uint64_t seq);
+                       std::shared_ptr<const core::bound_query> query, view_snapshot snapshot);
 
 }  // namespace weir::actors

@@ -1,37 +1,61 @@
 // The shard actor: single writer of one ownership unit (space, objectId). It validates and
 // applies writes, stamps versionIds from the unit's sequence, hands batches to the store for
-// durable group commit, and only once a batch is durable publishes its record changes to the
-// unit's query actors and acknowledges the write. It also owns the unit's query actors.
+// durable group commit, and only once a batch is durable publishes it: into the unit's records,
+// into the ordered indexes that its windows share (one per dataset and sort in use), and as one
+// update per query whose rows it changed, to the actor that encodes that query. Then it
+// acknowledges the write.
+//
+// Queries are kept here, next to the data: a bounded query (a window: offset, limit) is a
+// window_view over the index of its sort, maintained exactly in O(log N) per change plus what
+// its backfill reads; an unbounded one is its filter, and its query actor keeps the rows.
+// The unit is read from the store by the loader thread; until it arrives every message waits.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <boost/json/serialize.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/skip.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
+#include "core/order_index.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
 #include "core/version_id.hpp"
+#include "core/window_view.hpp"
 
 namespace weir::actors {
 namespace {
 
 using core::record_ptr;
+using index_type = core::order_index<record_ptr>;
+using clock_type = std::chrono::steady_clock;
+
+struct view_entry;
+
+struct index_entry {
+  std::unique_ptr<index_type> idx;
+  std::vector<view_entry*> views;  // the bounded queries reading it
+  clock_type::time_point unused_since = clock_type::now();
+};
 
 struct dataset_state {
-  std::unordered_map<std::string, record_ptr> records;
+  core::record_set records;
+  std::map<std::string, index_entry> indexes;  // by sort text
 };
 
 /// A write applied in memory but not yet durable: later writes build on it, queries don't see it.
 struct overlay_entry {
   record_ptr rec;  // nullptr: deleted by the pending write
+  core::doc_ptr doc;
   std::uint64_t seq = 0;
 };
 
@@ -40,26 +64,32 @@ struct pending_write {
   std::string version_id;
   std::shared_ptr<std::vector<core::record_change>> changes;
   write_callback done;
+  bool object_deleted = false;  // a delete_object that purged the unit
+  bool synthetic = false;       // the property-document side of an object delete
 };
 
-struct query_entry {
+/// One query key on this unit.
+struct view_entry {
   caf::actor actor;
-  std::string route;  // index key: the dataset, or dataset '\0' id for a single document
+  std::shared_ptr<const core::bound_query> q;
+  std::string route;      // unbounded: dataset, or dataset '\0' id for a single document
+  std::string index_key;  // bounded: its index in the dataset
+  std::unique_ptr<core::window_view> window;
   std::uint64_t forwarded = 0;
 };
 
 struct shard_state {
   runtime::impl* rt = nullptr;
   store::unit_key unit;
-  std::uint64_t seq = 0;                                // last sequence handed to the store
+  std::uint64_t seq = 0;  // last sequence handed to the store
+  bool deleted = false;   // the object was deleted and nothing was written since (published)
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
-  std::unordered_map<std::string, query_entry> queries;
-  // Which query actors a change can concern: collection queries by dataset, single-document
-  // queries by (dataset, id), so a write wakes only the queries it may change, not every query
-  // of the unit (one object's property write must not wake every object query of the space).
-  std::unordered_map<std::string, std::vector<caf::actor>> routes;
+  std::unordered_map<std::string, view_entry> views;  // by query key
+  // Unbounded queries by what a change can concern: collection queries by dataset,
+  // single-document ones by (dataset, id), so a write wakes only those it may change.
+  std::unordered_map<std::string, std::vector<view_entry*>> routes;
   unit_idleness idle;
   static inline const char* name = "weir.shard";
 };
@@ -73,17 +103,40 @@ std::string overlay_key(std::string_view dataset, std::string_view id) {
   return k;
 }
 
-/// The latest version of a record, pending writes included.
-record_ptr current(shard_state& st, const std::string& dataset, const std::string& id) {
+std::string sort_text(const core::sort_spec& s) {
+  boost::json::array a;
+  for (const auto& k : s.keys()) {
+    a.push_back(boost::json::array{boost::json::string{k.path}, k.descending});
+  }
+  return boost::json::serialize(a);
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The latest version of a record, pending writes included (its document when known).
+std::pair<record_ptr, core::doc_ptr> current(shard_state& st, const std::string& dataset,
+                                             const std::string& id) {
   if (auto it = st.overlay.find(overlay_key(dataset, id)); it != st.overlay.end()) {
-    return it->second.rec;
+    return {it->second.rec, it->second.doc};
   }
   auto ds = st.data.find(dataset);
   if (ds == st.data.end()) {
-    return nullptr;
+    return {};
   }
-  auto it = ds->second.records.find(id);
-  return it == ds->second.records.end() ? nullptr : it->second;
+  auto it = ds->second.records.find(std::string_view{id});
+  return it == ds->second.records.end() ? std::pair<record_ptr, core::doc_ptr>{}
+                                        : std::pair<record_ptr, core::doc_ptr>{*it, nullptr};
+}
+
+core::doc_ptr doc_of(const record_ptr& r, core::doc_ptr known) {
+  if (known || !r) {
+    return known;
+  }
+  return std::make_shared<const boost::json::object>(core::parse_doc(*r));
 }
 
 /// Every record of the unit as of the latest pending write, keyed by (dataset, id).
@@ -97,8 +150,8 @@ std::vector<std::pair<std::string, record_ptr>> all_current(shard_state& st) {
     }
   }
   for (auto& [ds, d] : st.data) {
-    for (auto& [id, r] : d.records) {
-      if (!seen.count(overlay_key(ds, id))) {
+    for (auto& r : d.records) {
+      if (!seen.count(overlay_key(ds, r->id))) {
         out.emplace_back(ds, r);
       }
     }
@@ -111,8 +164,23 @@ struct staged {
   std::string dataset;
   std::string id;
   record_ptr before;
+  core::doc_ptr before_doc;
   std::optional<boost::json::object> after;  // nullopt: delete
+  std::shared_ptr<const core::change_ops> ops;
 };
+
+/// The server-maintained `modifiedAt` of a property document: milliseconds since the epoch,
+/// strictly growing per object even when writes land within one millisecond or the clock steps
+/// back.
+void stamp_modified(boost::json::object& doc, const boost::json::object* before) {
+  std::int64_t next = now_ms();
+  if (before) {
+    if (const auto* prev = before->if_contains("modifiedAt"); prev && prev->is_int64()) {
+      next = std::max(next, prev->get_int64() + 1);
+    }
+  }
+  doc["modifiedAt"] = next;
+}
 
 core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
   std::vector<staged> out;
@@ -144,14 +212,24 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       return std::move(r).error();
     }
   }
+  auto replace = [&](std::string dataset, std::string id, boost::json::object doc,
+                     bool property_document) {
+    auto [before, bdoc] = current(st, dataset, id);
+    bdoc = doc_of(before, bdoc);
+    if (property_document) {
+      stamp_modified(doc, bdoc.get());
+    }
+    auto ops = std::make_shared<const core::change_ops>(core::ops_for_replace(bdoc.get(), doc));
+    out.push_back({std::move(dataset), std::move(id), std::move(before), std::move(bdoc),
+                   std::move(doc), std::move(ops)});
+  };
   switch (cmd.kind) {
     case write_kind::put_object: {
       auto rec = core::normalize_record(std::move(cmd.body), cmd.object);
       if (!rec) {
         return std::move(rec).error();
       }
-      std::string ds{objects_dataset};
-      out.push_back({ds, cmd.object, current(st, ds, cmd.object), std::move(rec.value())});
+      replace(std::string{objects_dataset}, cmd.object, std::move(rec.value()), true);
       break;
     }
     case write_kind::put_record: {
@@ -159,8 +237,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       if (!rec) {
         return std::move(rec).error();
       }
-      out.push_back(
-          {cmd.dataset, cmd.id, current(st, cmd.dataset, cmd.id), std::move(rec.value())});
+      replace(cmd.dataset, cmd.id, std::move(rec.value()), false);
       break;
     }
     case write_kind::patch_record: {
@@ -168,37 +245,39 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       if (!spec) {
         return std::move(spec).error();
       }
-      auto before = current(st, cmd.dataset, cmd.id);
+      auto [before, bdoc] = current(st, cmd.dataset, cmd.id);
       if (!before) {
         return core::make_error(
             "record.not_found",
             "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
             {{"id", cmd.id}, {"dataset", cmd.dataset}});
       }
-      boost::json::object doc = before->doc;
+      bdoc = doc_of(before, bdoc);
+      boost::json::object doc = *bdoc;
       if (auto r = core::apply_update(spec.value(), doc); !r) {
         return std::move(r).error();
       }
-      out.push_back({cmd.dataset, cmd.id, before, std::move(doc)});
+      auto ops = std::make_shared<const core::change_ops>(core::ops_for_update(spec.value(), doc));
+      out.push_back({cmd.dataset, cmd.id, before, std::move(bdoc), std::move(doc), std::move(ops)});
       break;
     }
     case write_kind::delete_object_document:
       cmd.dataset = std::string{objects_dataset};
       [[fallthrough]];
     case write_kind::delete_record: {
-      auto before = current(st, cmd.dataset, cmd.id);
+      auto [before, bdoc] = current(st, cmd.dataset, cmd.id);
       if (!before) {
         return core::make_error(
             "record.not_found",
             "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
             {{"id", cmd.id}, {"dataset", cmd.dataset}});
       }
-      out.push_back({cmd.dataset, cmd.id, before, std::nullopt});
+      out.push_back({cmd.dataset, cmd.id, before, std::move(bdoc), std::nullopt, nullptr});
       break;
     }
     case write_kind::delete_object: {
       for (auto& [ds, r] : all_current(st)) {
-        out.push_back({ds, r->id, r, std::nullopt});
+        out.push_back({ds, r->id, r, nullptr, std::nullopt, nullptr});
       }
       break;
     }
@@ -237,7 +316,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
                                     "record '" + id + "' appears more than once in the batch",
                                     {{"id", id}});
           }
-          out.push_back({cmd.dataset, id, current(st, cmd.dataset, id), std::move(rec.value())});
+          replace(cmd.dataset, id, std::move(rec.value()), false);
           ++i;
         }
       }
@@ -265,8 +344,8 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
                                     "record '" + id + "' is both upserted and deleted in one batch",
                                     {{"id", id}});
           }
-          if (auto before = current(st, cmd.dataset, id)) {
-            out.push_back({cmd.dataset, id, before, std::nullopt});
+          if (auto [before, bdoc] = current(st, cmd.dataset, id); before) {
+            out.push_back({cmd.dataset, id, before, std::move(bdoc), std::nullopt, nullptr});
           }
         }
       }
@@ -305,18 +384,30 @@ void handle_write(shard_ptr self, write_msg& m) {
   auto vid = core::encode_version_id(seq);
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
-  store::write_batch batch{st.unit, seq, {}};
+  store::write_batch batch{st.unit, seq, {}, std::nullopt};
   batch.writes.reserve(items.size());
+  bool object_deleted = m.cmd.kind == write_kind::delete_object;
+  // The object-deleted marker: set by an object delete, cleared by the next write after it.
+  bool was_deleted = st.deleted || std::any_of(st.pending.begin(), st.pending.end(),
+                                               [](auto& p) { return p.object_deleted; });
+  if (object_deleted) {
+    batch.deleted = true;
+  } else if (was_deleted) {
+    batch.deleted = false;
+  }
   for (auto& s : items) {
     record_ptr after;
+    core::doc_ptr after_doc;
     if (s.after) {
       core::stamp_version(*s.after, vid);
-      after = core::make_record(std::move(*s.after));
+      after = core::make_record(*s.after);
+      after_doc = std::make_shared<const boost::json::object>(std::move(*s.after));
       batch.writes.push_back({s.dataset, s.id, after->json});
     } else {
       batch.writes.push_back({s.dataset, s.id, std::string{}});
     }
-    changes->push_back(core::record_change{s.dataset, s.before, after});
+    changes->push_back(core::record_change{s.dataset, s.before, after, std::move(s.before_doc),
+                                           after_doc, std::move(s.ops)});
   }
   caf::actor me = caf::actor_cast<caf::actor>(self);
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
@@ -329,9 +420,140 @@ void handle_write(shard_ptr self, write_msg& m) {
   st.seq = seq;
   for (auto& c : *changes) {
     const auto& id = c.after ? c.after->id : c.before->id;
-    st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, seq};
+    st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, c.after_doc, seq};
   }
-  st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(m.done)});
+  st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(m.done),
+                                     object_deleted,
+                                     m.cmd.kind == write_kind::delete_object_document});
+}
+
+bool matches(const view_entry& v, const core::record& r, const boost::json::object& doc) {
+  const auto& q = *v.q;
+  return (!q.single_id || r.id == *q.single_id) && q.where.matches(doc);
+}
+
+/// An object delete purged the unit: every query's rows go (the query actors remove them all
+/// on `object_deleted`), and the indexes and windows start over empty.
+void publish_object_deleted(shard_ptr self, const pending_write& w) {
+  auto& st = self->state;
+  for (auto& [name, ds] : st.data) {
+    ds.records.clear();
+    for (auto& [key, ie] : ds.indexes) {
+      ie.idx->assign_sorted({});
+    }
+  }
+  for (auto& [key, v] : st.views) {
+    if (v.window) {
+      v.window->fill();
+    }
+    view_update u;
+    u.seq = w.seq;
+    u.version_id = w.version_id;
+    u.object_deleted = true;
+    u.synthetic = true;
+    if (v.q->count) {
+      u.total = 0;
+    }
+    self->send(v.actor, update_msg{std::move(u)});
+  }
+}
+
+void publish(shard_ptr self, pending_write& w) {
+  auto& st = self->state;
+  auto& changes = *w.changes;
+  std::vector<core::record_step> steps(changes.size());
+  std::unordered_map<std::string, core::write_steps> by_dataset;
+  std::vector<view_entry*> touched;  // bounded queries this write reached
+  std::unordered_map<view_entry*, std::vector<view_change>> unbounded;
+  std::vector<std::string> appeared;
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    auto& c = changes[i];
+    auto& ds = st.data[c.dataset];
+    const auto& id = c.after ? c.after->id : c.before->id;
+    auto single_route = st.routes.find(overlay_key(c.dataset, id));
+    auto route = st.routes.find(c.dataset);
+    bool wanted = !ds.indexes.empty() || single_route != st.routes.end() || route != st.routes.end();
+    if (wanted && c.before && !c.before_doc) {
+      c.before_doc = doc_of(c.before, nullptr);
+    }
+    auto& s = steps[i];
+    s.before = c.before;
+    s.after = c.after;
+    s.before_doc = c.before_doc.get();
+    s.after_doc = c.after_doc.get();
+    s.ops = c.ops;
+    if (c.before) {
+      if (auto it = ds.records.find(std::string_view{c.before->id}); it != ds.records.end()) {
+        ds.records.erase(it);
+      }
+    }
+    if (c.after) {
+      if (ds.records.empty() && !st.unit.object.empty()) {
+        appeared.push_back(c.dataset);  // space-wide merges of this dataset take this unit in
+      }
+      ds.records.insert(c.after);
+    }
+    for (auto& [key, ie] : ds.indexes) {
+      core::sort_position bpos, apos;
+      core::record_step at = s;
+      if (c.before) {
+        bpos = ie.idx->position_of(*c.before_doc);
+        ie.idx->erase(bpos);
+        at.before_pos = &bpos;
+      }
+      if (c.after) {
+        apos = ie.idx->position_of(*c.after_doc);
+        ie.idx->insert(c.after, apos);
+        at.after_pos = &apos;
+      }
+      for (auto* v : ie.views) {
+        if (v->window->apply(at) && std::find(touched.begin(), touched.end(), v) == touched.end()) {
+          touched.push_back(v);
+        }
+      }
+    }
+    auto visit = [&](std::unordered_map<std::string, std::vector<view_entry*>>::iterator r) {
+      if (r == st.routes.end()) {
+        return;
+      }
+      for (auto* v : r->second) {
+        bool mb = c.before && matches(*v, *c.before, *c.before_doc);
+        bool ma = c.after && matches(*v, *c.after, *c.after_doc);
+        if (mb || ma) {
+          unbounded[v].push_back(view_change{mb ? c.before : nullptr, ma ? c.after : nullptr,
+                                             mb ? c.before_doc : nullptr,
+                                             ma ? c.after_doc : nullptr, c.after != nullptr, c.ops});
+        }
+      }
+    };
+    visit(route);
+    visit(single_route);
+    by_dataset[c.dataset].emplace(std::string_view{id}, &s);
+  }
+  for (const auto& ds : appeared) {
+    st.rt->unit_has_dataset(st.unit.space, st.unit.object, ds);
+  }
+  for (auto* v : touched) {
+    auto d = v->window->end_write(by_dataset[v->q->dataset]);
+    if (!d) {
+      continue;
+    }
+    view_update u;
+    u.seq = w.seq;
+    u.version_id = w.version_id;
+    u.synthetic = w.synthetic;
+    u.total = d->total;
+    u.delta = std::make_shared<const core::window_delta>(std::move(*d));
+    self->send(v->actor, update_msg{std::move(u)});
+  }
+  for (auto& [v, list] : unbounded) {
+    view_update u;
+    u.seq = w.seq;
+    u.version_id = w.version_id;
+    u.synthetic = w.synthetic;
+    u.changes = std::make_shared<const std::vector<view_change>>(std::move(list));
+    self->send(v->actor, update_msg{std::move(u)});
+  }
 }
 
 void handle_commit(shard_ptr self, const commit_msg& m) {
@@ -350,83 +572,125 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
   }
   auto w = std::move(st.pending.front());
   st.pending.pop_front();
-  std::unordered_set<std::string_view> datasets;
   for (auto& c : *w.changes) {
     const auto& id = c.after ? c.after->id : c.before->id;
-    auto& ds = st.data[c.dataset].records;
-    if (c.after) {
-      ds[id] = c.after;
-    } else {
-      ds.erase(id);
-    }
     auto key = overlay_key(c.dataset, id);
     if (auto it = st.overlay.find(key); it != st.overlay.end() && it->second.seq == w.seq) {
       st.overlay.erase(it);
     }
-    datasets.insert(c.dataset);
   }
-  if (!st.routes.empty()) {
-    changes_msg msg{w.seq, w.version_id, w.changes};
-    std::unordered_set<caf::actor_addr> sent;
-    auto send_route = [&](const std::string& route) {
-      auto r = st.routes.find(route);
-      if (r == st.routes.end()) {
-        return;
-      }
-      for (auto& a : r->second) {
-        if (sent.insert(a.address()).second) {
-          self->send(a, msg);
-        }
-      }
-    };
-    for (auto ds : datasets) {
-      send_route(std::string{ds});
-    }
-    for (auto& c : *w.changes) {
-      send_route(overlay_key(c.dataset, c.after ? c.after->id : c.before->id));
-    }
+  if (w.object_deleted) {
+    st.deleted = true;
+    publish_object_deleted(self, w);
+  } else {
+    st.deleted = false;
+    publish(self, w);
   }
   w.done(write_outcome{std::move(w.version_id)});
+}
+
+/// The index of `order` on dataset `ds`, built from its records the first time a window needs
+/// it (O(N log N); see docs/performance.md for the cost at a million records).
+index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
+  auto key = sort_text(order);
+  auto it = ds.indexes.find(key);
+  if (it == ds.indexes.end()) {
+    index_entry e;
+    e.idx = std::make_unique<index_type>(order);
+    e.idx->build(ds.records.begin(), ds.records.end());
+    it = ds.indexes.emplace(std::move(key), std::move(e)).first;
+  }
+  return it->second;
 }
 
 void handle_subscribe(shard_ptr self, subscribe_msg& m) {
   auto& st = self->state;
   const auto& q = *m.query;
-  auto it = st.queries.find(q.key);
-  if (it == st.queries.end()) {
-    std::vector<record_ptr> rows;
-    if (auto ds = st.data.find(q.dataset); ds != st.data.end()) {
-      rows.reserve(ds->second.records.size());
-      for (auto& [id, r] : ds->second.records) {
-        rows.push_back(r);
-      }
+  if (q.windowed && q.windowed->scope == core::windowed_scope::object && st.deleted) {
+    auto e = core::make_error("object.deleted",
+                              "object '" + q.object + "' was deleted; write to it to use it again",
+                              {{"objectId", q.object}});
+    if (auto w = m.sub.windowed.lock()) {
+      w->refused(std::move(e));
+    } else if (m.sub.replica) {
+      m.sub.replica->refused(e);
     }
+    return;
+  }
+  auto it = st.views.find(q.key);
+  if (it == st.views.end()) {
+    it = st.views.emplace(q.key, view_entry{}).first;
+    auto& v = it->second;
+    v.q = m.query;
+    auto& ds = st.data[q.dataset];
     // The query starts from the published state as of the last commit; every later commit
-    // reaches it as a changes_msg, in order, so nothing is missed or seen twice.
-    std::uint64_t published = st.pending.empty() ? st.seq : st.pending.front().seq - 1;
-    auto a =
-        spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(rows), published);
-    auto route = q.single_id ? overlay_key(q.dataset, *q.single_id) : q.dataset;
-    st.routes[route].push_back(a);
-    it = st.queries.emplace(q.key, query_entry{a, std::move(route), 0}).first;
+    // reaches it as an update, in order, so nothing is missed or seen twice.
+    view_snapshot snap;
+    snap.seq = st.pending.empty() ? st.seq : st.pending.front().seq - 1;
+    if (q.bounded()) {
+      auto& ie = ensure_index(ds, q.order);
+      v.index_key = sort_text(q.order);
+      v.window = std::make_unique<core::window_view>(*ie.idx, q.where, q.offset, q.limit, q.count);
+      v.window->fill();
+      ie.views.push_back(&v);
+      snap.rows = v.window->visible();
+      snap.total = v.window->total();
+    } else {
+      if (q.single_id) {
+        if (auto r = ds.records.find(std::string_view{*q.single_id}); r != ds.records.end()) {
+          if (matches(v, **r, core::thread_doc_reader().read(**r))) {
+            snap.rows.push_back(*r);
+          }
+        }
+      } else {
+        bool all = q.where.matches_all();
+        snap.rows.reserve(all ? ds.records.size() : 0);
+        for (const auto& r : ds.records) {
+          if (all || q.where.matches(core::thread_doc_reader().read(*r))) {
+            snap.rows.push_back(r);
+          }
+        }
+      }
+      if (q.count) {
+        snap.total = snap.rows.size();
+      }
+      v.route = q.single_id ? overlay_key(q.dataset, *q.single_id) : q.dataset;
+      st.routes[v.route].push_back(&v);
+    }
+    v.actor = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));
   }
   ++it->second.forwarded;
   self->send(it->second.actor, std::move(m));
 }
 
+void drop_view(shard_state& st, std::unordered_map<std::string, view_entry>::iterator it) {
+  auto& v = it->second;
+  if (v.window) {
+    auto& ds = st.data[v.q->dataset];
+    if (auto ie = ds.indexes.find(v.index_key); ie != ds.indexes.end()) {
+      std::erase(ie->second.views, &v);
+      if (ie->second.views.empty()) {
+        ie->second.unused_since = clock_type::now();
+      }
+    }
+  } else {
+    auto& list = st.routes[v.route];
+    std::erase(list, &v);
+    if (list.empty()) {
+      st.routes.erase(v.route);
+    }
+  }
+  st.views.erase(it);
+}
+
 void handle_idle(shard_ptr self, const query_idle_msg& m) {
   auto& st = self->state;
-  auto it = st.queries.find(m.key);
+  auto it = st.views.find(m.key);
   // Only the key's current actor may retire it, and only if no subscribe is on its way to it.
-  if (it != st.queries.end() && it->second.forwarded == m.seen &&
+  if (it != st.views.end() && it->second.forwarded == m.seen &&
       caf::actor_cast<caf::actor_addr>(self->current_sender()) == it->second.actor.address()) {
     self->send(it->second.actor, stop_atom::value);
-    auto& list = st.routes[it->second.route];
-    std::erase(list, it->second.actor);
-    if (list.empty()) {
-      st.routes.erase(it->second.route);
-    }
-    st.queries.erase(it);
+    drop_view(st, it);
   }
 }
 
@@ -436,46 +700,18 @@ void touch(shard_ptr self) {
 
 void on_idle_check(shard_ptr self) {
   auto& st = self->state;
-  st.idle.check(self, *st.rt, st.unit, [&st] { return st.queries.empty() && st.pending.empty(); });
+  // Indexes no window has read for unitIdleMs go (the next window of that sort rebuilds it).
+  auto now = clock_type::now();
+  auto keep = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
+  for (auto& [name, ds] : st.data) {
+    std::erase_if(ds.indexes, [&](const auto& kv) {
+      return kv.second.views.empty() && now - kv.second.unused_since >= keep;
+    });
+  }
+  st.idle.check(self, *st.rt, st.unit, [&st] { return st.views.empty() && st.pending.empty(); });
 }
 
-caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit) {
-  self->state.rt = rt;
-  self->state.unit = unit;
-  auto loaded = rt->store.load_unit(unit);
-  if (!loaded) {
-    // The unit cannot be read (store stopped, or an I/O error): this actor ends without serving
-    // anything. Writes sent to it are answered server.unavailable by their guards; the next use
-    // tries again.
-    std::fprintf(stderr, "weir: cannot load unit '%s/%s': %s\n", unit.space.c_str(),
-                 unit.object.c_str(), loaded.error().message.c_str());
-    rt->forget_shard(unit, self->address());
-    self->quit(caf::sec::runtime_error);
-    return {};
-  }
-  self->state.seq = loaded->seq;
-  // However this actor ends (retired, shut down, or killed by an exception in a handler), the
-  // registry must stop handing it out; the next use reloads the unit from the store.
-  self->attach_functor([rt, unit, addr = self->address()] { rt->forget_shard(unit, addr); });
-  for (auto& r : loaded->records) {
-    auto rec = core::parse_record(r.json);
-    if (!rec) {
-      // Serving less than was acknowledged would be silent data loss: refuse to go on.
-      std::fprintf(stderr, "weir: fatal: unit '%s/%s' holds an unreadable record '%s/%s'\n",
-                   unit.space.c_str(), unit.object.c_str(), r.dataset.c_str(), r.id.c_str());
-      std::abort();
-    }
-    self->state.data[r.dataset].records.emplace(r.id, std::move(rec));
-  }
-  self->set_exit_handler([self](caf::exit_msg& msg) {
-    for (auto& [k, q] : self->state.queries) {
-      self->send(q.actor, stop_atom::value);
-    }
-    self->state.queries.clear();
-    self->state.routes.clear();
-    self->quit(msg.reason);
-  });
-  touch(self);
+caf::behavior serving(shard_ptr self) {
   return {
       [self](write_msg& m) {
         touch(self);
@@ -487,14 +723,14 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
         handle_subscribe(self, m);
       },
       [self](unsubscribe_msg& m) {
-        auto it = self->state.queries.find(m.key);
-        if (it != self->state.queries.end()) {
+        auto it = self->state.views.find(m.key);
+        if (it != self->state.views.end()) {
           self->send(it->second.actor, std::move(m));
         }
       },
       [self](resync_msg& m) {
-        auto it = self->state.queries.find(m.key);
-        if (it != self->state.queries.end()) {
+        auto it = self->state.views.find(m.key);
+        if (it != self->state.views.end()) {
           self->send(it->second.actor, std::move(m));
         }
       },
@@ -503,6 +739,53 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
         handle_idle(self, m);
       },
       [self](idle_atom) { on_idle_check(self); },
+  };
+}
+
+caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit) {
+  self->state.rt = rt;
+  self->state.unit = unit;
+  // However this actor ends (retired, shut down, a failed load, or killed by an exception in a
+  // handler), the registry must stop handing it out; the next use reloads the unit.
+  self->attach_functor([rt, unit, addr = self->address()] { rt->forget_shard(unit, addr); });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& [k, v] : self->state.views) {
+      self->send(v.actor, stop_atom::value);
+    }
+    self->state.routes.clear();
+    self->state.views.clear();
+    self->quit(msg.reason);
+  });
+  // Until the loader's answer arrives, every other message waits in the mailbox.
+  self->set_default_handler(caf::skip);
+  rt->loader.load(unit, caf::actor_cast<caf::actor>(self));
+  return {
+      [self](loaded_msg& m) {
+        auto& st = self->state;
+        auto& u = *m.unit;
+        if (u.error) {
+          if (u.error->code == "store.corrupt") {
+            // Serving less than was acknowledged would be silent data loss: refuse to go on.
+            std::fprintf(stderr, "weir: fatal: %s\n", u.error->message.c_str());
+            std::abort();
+          }
+          // The unit cannot be read (store stopped, or an I/O error): this actor ends without
+          // serving anything. Writes sent to it are answered server.unavailable by their guards;
+          // the next use tries again.
+          std::fprintf(stderr, "weir: cannot load unit '%s/%s': %s\n", st.unit.space.c_str(),
+                       st.unit.object.c_str(), u.error->message.c_str());
+          self->quit(caf::sec::runtime_error);
+          return;
+        }
+        st.seq = u.seq;
+        st.deleted = u.deleted;
+        for (auto& [name, records] : u.datasets) {
+          st.data[name].records = std::move(records);
+        }
+        self->set_default_handler(caf::print_and_drop);
+        touch(self);
+        self->become(serving(self));
+      },
   };
 }
 

@@ -24,6 +24,7 @@
 
 #include "actors/runtime.hpp"
 #include "cluster/grpc_errors.hpp"
+#include "cluster/watch_codec.hpp"
 #include "core/query_definition.hpp"
 #include "core/rendezvous.hpp"
 #include "store/durable_store.hpp"
@@ -263,9 +264,6 @@ v1::WatchRequest open_request(std::uint64_t id, const v1::BoundQuery& q) {
   return r;
 }
 
-core::record_ptr parse_side(const std::string& json) {
-  return json.empty() ? nullptr : core::parse_record(json);
-}
 
 }  // namespace
 
@@ -283,32 +281,19 @@ void cluster_node::impl::start_stream_locked(peer_state& p) {
 void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev) {
   actors::watch_event out;
   out.watch_id = ev.watch_id();
-  out.seq = ev.seq();
-  out.version_id = ev.version_id();
   switch (ev.body_case()) {
     case v1::WatchEvent::kSnapshot:
       out.what = actors::watch_event::kind::snapshot;
-      out.rows.reserve(static_cast<std::size_t>(ev.snapshot().records_json_size()));
-      for (const auto& r : ev.snapshot().records_json()) {
-        if (auto rec = core::parse_record(r)) {
-          out.rows.push_back(std::move(rec));
-        }
-      }
+      out.snapshot = from_proto(ev.seq(), ev.snapshot());
       break;
-    case v1::WatchEvent::kChanges: {
-      out.what = actors::watch_event::kind::changes;
-      auto changes = std::make_shared<std::vector<core::record_change>>();
-      changes->reserve(static_cast<std::size_t>(ev.changes().changes_size()));
-      for (const auto& c : ev.changes().changes()) {
-        changes->push_back(core::record_change{c.dataset(), parse_side(c.before_json()),
-                                               parse_side(c.after_json())});
-      }
-      out.changes = std::move(changes);
+    case v1::WatchEvent::kUpdate:
+      out.what = actors::watch_event::kind::update;
+      out.update = from_proto(ev.seq(), ev.version_id(), ev.update());
       break;
-    }
     case v1::WatchEvent::kError:
       out.what = actors::watch_event::kind::failed;
       out.error = ev.error();
+      out.error_code = ev.error_code();
       break;
     default:
       return;
@@ -505,6 +490,70 @@ const std::string& cluster_node::self_id() const {
   return impl_->opts.self;
 }
 
+std::vector<std::string> cluster_node::members() const {
+  std::vector<std::string> out;
+  for (const auto& m : impl_->opts.members) {
+    out.push_back(m.id);
+  }
+  return out;
+}
+
+void cluster_node::space_exists(const std::string& space, std::function<void(bool)> done) {
+  struct gather {
+    std::mutex mu;
+    std::size_t left = 0;
+    bool answered = false;
+    std::function<void(bool)> done;
+  };
+  auto g = std::make_shared<gather>();
+  g->done = std::move(done);
+  std::vector<peer_state*> asked;
+  if (!impl_->halted) {
+    for (auto& [id, p] : impl_->peers) {
+      if (!impl_->peer_down(*p)) {
+        asked.push_back(p.get());
+      }
+    }
+  }
+  if (asked.empty()) {
+    g->done(false);
+    return;
+  }
+  g->left = asked.size();
+  // The first yes answers; otherwise the last answer (or its absence) says no.
+  auto take = [g](bool yes) {
+    std::function<void(bool)> fire;
+    bool result = false;
+    {
+      std::lock_guard lock{g->mu};
+      --g->left;
+      if (!g->answered && (yes || g->left == 0)) {
+        g->answered = true;
+        fire = std::move(g->done);
+        result = yes;
+      }
+    }
+    if (fire) {
+      fire(result);
+    }
+  };
+  for (auto* p : asked) {
+    v1::SpaceRequest req;
+    req.set_space(space);
+    bool started = impl_->unary<v1::SpaceRequest, v1::SpaceReply>(
+        std::move(req), impl_->opts.forward_timeout_ms,
+        [p](auto* ctx, auto* rq, auto* rp, auto cb) {
+          p->peer_stub->async()->SpaceExists(ctx, rq, rp, std::move(cb));
+        },
+        [take](const grpc::Status& st, v1::SpaceReply& reply) {
+          take(st.ok() && reply.exists());
+        });
+    if (!started) {
+      take(false);
+    }
+  }
+}
+
 bool cluster_node::is_member(const std::string& id) const {
   return std::find(impl_->ids.begin(), impl_->ids.end(), id) != impl_->ids.end();
 }
@@ -589,19 +638,7 @@ std::uint64_t cluster_node::open_watch(const std::string& node, const core::boun
     cb(std::move(ev));
     return id;
   }
-  v1::BoundQuery q;
-  q.set_query_name(query.from.query_name);
-  q.set_key(query.key);
-  for (auto& [name, value] : query.from.arguments) {
-    auto* a = q.add_arguments();
-    a->set_name(name);
-    a->set_value(value);
-  }
-  q.set_page(query.page);
-  q.set_page_size(query.page_size);
-  q.set_sort_by(query.from.sort_by.value_or(""));
-  q.set_descending(query.from.descending);
-  q.set_definition(query.from.definition);
+  v1::BoundQuery q = to_proto(query);
   std::lock_guard lock{p->mu};
   if (p->stream) {
     p->stream->enqueue(open_request(id, q));

@@ -66,6 +66,8 @@ class cluster_node final : public actors::cluster_link {
   // actors::cluster_link
   const std::string& self_id() const override;
   bool is_member(const std::string& id) const override;
+  std::vector<std::string> members() const override;
+  void space_exists(const std::string& space, std::function<void(bool)> done) override;
   std::optional<std::string> remote_owner(const store::unit_key& unit) const override;
   void forward_write(const std::string& node, actors::write_command cmd,
                      actors::write_callback done) override;

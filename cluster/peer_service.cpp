@@ -21,6 +21,7 @@
 #include "actors/runtime.hpp"
 #include "cluster/cluster_node.hpp"
 #include "cluster/grpc_errors.hpp"
+#include "cluster/watch_codec.hpp"
 #include "core/query_definition.hpp"
 #include "store/durable_store.hpp"
 #include "weir/v1/peer.grpc.pb.h"
@@ -149,6 +150,15 @@ class peer_service final : public v1::Peer::CallbackService {
     return r;
   }
 
+  grpc::ServerUnaryReactor* SpaceExists(grpc::CallbackServerContext* ctx,
+                                        const v1::SpaceRequest* req,
+                                        v1::SpaceReply* reply) override {
+    reply->set_exists(rt_.has_local_space(req->space()));
+    auto* r = ctx->DefaultReactor();
+    r->Finish(grpc::Status::OK);
+    return r;
+  }
+
   grpc::ServerUnaryReactor* Control(grpc::CallbackServerContext* ctx, const v1::ControlRequest* req,
                                     v1::ControlReply* reply) override {
     auto* r = ctx->DefaultReactor();
@@ -248,18 +258,14 @@ class replica final : public actors::replica_sink {
     return handle_;
   }
 
-  void snapshot(std::uint64_t seq, const std::vector<core::record_ptr>& rows) override {
+  void snapshot(const actors::view_snapshot& snap) override {
     if (failed_.load()) {
       return;
     }
     v1::WatchEvent ev;
     ev.set_watch_id(watch_id_);
-    ev.set_seq(seq);
-    auto* snap = ev.mutable_snapshot();
-    snap->mutable_records_json()->Reserve(static_cast<int>(rows.size()));
-    for (auto& r : rows) {
-      snap->add_records_json(r->json);
-    }
+    ev.set_seq(snap.seq);
+    to_proto(snap, ev.mutable_snapshot());
     if (auto size = ev.ByteSizeLong(); size > out_->max_message) {
       // One oversized message would end the stream that carries every watch of the gateway:
       // end this watch alone instead (its subscribers get an Error).
@@ -277,29 +283,29 @@ class replica final : public actors::replica_sink {
     out_->push_always(std::move(ev));
   }
 
-  void changes(std::uint64_t seq, const std::string& version_id,
-               const std::vector<core::record_change>& changes) override {
+  void update(const actors::view_update& u) override {
     if (behind_.load() || failed_.load()) {
       return;  // a snapshot is coming instead, or the watch is over
     }
     v1::WatchEvent ev;
     ev.set_watch_id(watch_id_);
-    ev.set_seq(seq);
-    ev.set_version_id(version_id);
-    auto* out = ev.mutable_changes();
-    for (auto& c : changes) {
-      auto* ch = out->add_changes();
-      ch->set_dataset(c.dataset);
-      if (c.before) {
-        ch->set_before_json(c.before->json);
-      }
-      if (c.after) {
-        ch->set_after_json(c.after->json);
-      }
-    }
+    ev.set_seq(u.seq);
+    ev.set_version_id(u.version_id);
+    to_proto(u, ev.mutable_update());
     if (auto me = self_.lock()) {
       out_->push_change(std::move(ev), me);
     }
+  }
+
+  void refused(const core::error& e) override {
+    if (failed_.exchange(true)) {
+      return;
+    }
+    v1::WatchEvent ev;
+    ev.set_watch_id(watch_id_);
+    ev.set_error(e.message);
+    ev.set_error_code(e.code);
+    out_->push_always(std::move(ev));
   }
 
   /// Asks the query actor for the snapshot, once per fall-behind.
@@ -459,34 +465,15 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
     if (!req.has_open() || watches_.count(id)) {
       return;
     }
-    const auto& q = req.open();
     auto fail = [&](const std::string& why) {
       v1::WatchEvent ev;
       ev.set_watch_id(id);
       ev.set_error(why);
       out_->push_always(std::move(ev));
     };
-    const auto* def = rt_.catalog().by_name(q.query_name());
-    if (!def) {
-      fail("unknown query '" + q.query_name() + "' on the owner: the nodes' queries differ");
-      return;
-    }
-    std::vector<std::pair<std::string, std::string>> args;
-    for (auto& a : q.arguments()) {
-      args.emplace_back(a.name(), a.value());
-    }
-    std::optional<std::string> sort_by;
-    if (!q.sort_by().empty()) {
-      sort_by = q.sort_by();
-    }
-    auto bound = core::bind_query(*def, args, q.page(), q.page_size(), sort_by, q.descending());
+    auto bound = bind_watched(req.open(), rt_.catalog());
     if (!bound) {
       fail(bound.error().message);
-      return;
-    }
-    if (bound->key != q.key() || bound->from.definition != q.definition()) {
-      fail("query '" + q.query_name() +
-           "' is configured differently on this owner: every member needs the same queries");
       return;
     }
     auto r = std::make_shared<replica>(out_, id);

@@ -1,6 +1,7 @@
 // Building, projecting and encoding the ops of a change (see change_ops.hpp).
 #include "core/change_ops.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "core/filter.hpp"
@@ -118,6 +119,40 @@ change_ops ops_for_update(const update_spec& spec, const boost::json::object& af
     out.ops.push_back(std::move(c));
   }
   finish(out);
+  return out;
+}
+
+change_ops parse_change_ops(std::string_view json) {
+  change_ops out;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(json, ec);
+  if (ec || !v.is_array()) {
+    out.json = "[]";
+    return out;
+  }
+  for (const auto& item : v.as_array()) {
+    const auto* o = item.if_object();
+    if (!o) {
+      continue;
+    }
+    const auto* type = o->if_contains("type");
+    const auto* path = o->if_contains("path");
+    if (!type || !type->is_string() || !path || !path->is_array()) {
+      continue;
+    }
+    change_op op;
+    op.unset = type->get_string() == "$unset";
+    for (const auto& seg : path->get_array()) {
+      if (seg.is_string()) {
+        op.path.emplace_back(seg.get_string());
+      }
+    }
+    if (const auto* payload = o->if_contains("payload")) {
+      op.payload = *payload;
+    }
+    out.ops.push_back(std::move(op));
+  }
+  out.json = std::string{json};
   return out;
 }
 

@@ -42,6 +42,10 @@ change_ops ops_for_replace(const boost::json::object* before, const boost::json:
 /// value it produced in `after`.
 change_ops ops_for_update(const update_spec& spec, const boost::json::object& after);
 
+/// Reads ops back from their JSON (`change_ops::json`, as another node sent it). Entries that
+/// are not well-formed ops are skipped.
+change_ops parse_change_ops(std::string_view json);
+
 /// Encodes `ops` as seen through `proj`: ops wholly outside it are dropped, a root multi-op
 /// keeps only the keys it covers, and a $set of a partly covered path carries the projected
 /// payload. Returns "" when nothing is left (the caller then omits `ops`).

@@ -2,10 +2,13 @@
 #include "core/filter.hpp"
 
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
 #include <boost/json/serialize.hpp>
+#include <boost/regex.hpp>
 
 #include "core/json_path.hpp"
 #include "core/sort_spec.hpp"
@@ -31,7 +34,9 @@ enum class op_kind : std::uint8_t {
   all,
   size,
   type,
-  not_
+  regex,
+  not_,
+  elem_match
 };
 
 // $type bits.
@@ -45,14 +50,20 @@ enum type_bit : std::uint32_t {
   type_bool = 1U << 6,
 };
 
+struct filter_node;
+
 struct op {
   op_kind kind = op_kind::eq;
   value operand;             // eq..lte: the operand; in/nin/all: an array
   std::uint64_t number = 0;  // $size: the size; $exists: 0/1; $type: the type bits
-  std::vector<op> negated;   // $not: the ops it negates
+  // $not: the ops it negates; $elemMatch (operator form): the ops one element must satisfy.
+  std::vector<op> inner;
+  // $elemMatch (filter form): the filter one object element must satisfy. Null otherwise.
+  std::unique_ptr<filter_node> element_filter;
+  boost::regex regex;  // $regex: compiled at parse, so matching never re-reads the pattern
 };
 
-// Recursion bound for nested $and/$or/$nor/$not, well above what real queries use.
+// Recursion bound for nested $and/$or/$nor/$not/$elemMatch, well above what real queries use.
 constexpr int max_depth = 32;
 
 struct filter_node {
@@ -96,14 +107,18 @@ std::uint32_t type_of(const value& v) {
   return 0;
 }
 
-bool match_eq(const value* v, const value& operand) {
+// `contains` is Mongo's "a scalar against an array field matches when any element matches". It is
+// off inside $elemMatch's operator form, which tests each element as a whole value: there, [[3]]
+// has no element equal to 3.
+
+bool match_eq(const value* v, const value& operand, bool contains) {
   if (v == nullptr) {
     return operand.is_null();
   }
   if (json_equal(*v, operand)) {
     return true;
   }
-  if (const auto* arr = v->if_array()) {
+  if (const auto* arr = v->if_array(); arr != nullptr && contains) {
     for (const auto& e : *arr) {
       if (json_equal(e, operand)) {
         return true;
@@ -126,13 +141,13 @@ bool compare_holds(op_kind kind, int c) {
   }
 }
 
-bool match_compare(const value* v, const op& o) {
+bool match_compare(const value* v, const op& o, bool contains) {
   const int rank = json_type_rank(&o.operand);
   // Missing reads as null, so {$gte: null} and {$lte: null} match it.
   if (json_type_rank(v) == rank && compare_holds(o.kind, compare_json(v, &o.operand))) {
     return true;
   }
-  if (v != nullptr) {
+  if (v != nullptr && contains) {
     if (const auto* arr = v->if_array()) {
       for (const auto& e : *arr) {
         if (json_type_rank(&e) == rank && compare_holds(o.kind, compare_json(&e, &o.operand))) {
@@ -144,23 +159,23 @@ bool match_compare(const value* v, const op& o) {
   return false;
 }
 
-bool match_in(const value* v, const array& candidates) {
+bool match_in(const value* v, const array& candidates, bool contains) {
   for (const auto& c : candidates) {
-    if (match_eq(v, c)) {
+    if (match_eq(v, c, contains)) {
       return true;
     }
   }
   return false;
 }
 
-bool match_type(const value* v, std::uint32_t bits) {
+bool match_type(const value* v, std::uint32_t bits, bool contains) {
   if (v == nullptr) {
     return false;
   }
   if ((type_of(*v) & bits) != 0) {
     return true;
   }
-  if (const auto* arr = v->if_array()) {
+  if (const auto* arr = v->if_array(); arr != nullptr && contains) {
     for (const auto& e : *arr) {
       if ((type_of(e) & bits) != 0) {
         return true;
@@ -170,23 +185,74 @@ bool match_type(const value* v, std::uint32_t bits) {
   return false;
 }
 
-bool match_ops(const value* v, const std::vector<op>& ops);
+// One unanchored search. Boost.Regex throws when a match exceeds its complexity bound
+// (catastrophic backtracking, e.g. "(x+x+)+y"); that counts as no match, so one hostile pattern
+// cannot fail the evaluation of every change.
+bool regex_found(const boost::json::string& s, const boost::regex& re) {
+  // The regex_search overload without match_results builds one, and allocates, on every call;
+  // a per-thread scratch keeps its capacity. Nothing reads it after the call.
+  thread_local boost::cmatch scratch;
+  try {
+    return boost::regex_search(s.data(), s.data() + s.size(), scratch, re, boost::match_any);
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
 
-bool match_op(const value* v, const op& o) {
+bool match_regex(const value* v, const boost::regex& re, bool contains) {
+  if (v == nullptr) {
+    return false;
+  }
+  if (const auto* s = v->if_string()) {
+    return regex_found(*s, re);
+  }
+  if (const auto* arr = v->if_array(); arr != nullptr && contains) {
+    for (const auto& e : *arr) {
+      if (const auto* s = e.if_string(); s != nullptr && regex_found(*s, re)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool match_ops(const value* v, const std::vector<op>& ops, bool contains);
+bool match_node(const filter_node& n, const object& doc);
+
+// $elemMatch: some element of an array field satisfies the operators as a whole value (operator
+// form) or is an object that satisfies the filter (filter form). Anything but an array fails.
+bool match_elem(const value* v, const op& o) {
+  const auto* arr = v != nullptr ? v->if_array() : nullptr;
+  if (arr == nullptr) {
+    return false;
+  }
+  for (const auto& e : *arr) {
+    if (o.element_filter != nullptr) {
+      if (const auto* obj = e.if_object(); obj != nullptr && match_node(*o.element_filter, *obj)) {
+        return true;
+      }
+    } else if (match_ops(&e, o.inner, false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool match_op(const value* v, const op& o, bool contains) {
   switch (o.kind) {
     case op_kind::eq:
-      return match_eq(v, o.operand);
+      return match_eq(v, o.operand, contains);
     case op_kind::ne:
-      return !match_eq(v, o.operand);
+      return !match_eq(v, o.operand, contains);
     case op_kind::gt:
     case op_kind::gte:
     case op_kind::lt:
     case op_kind::lte:
-      return match_compare(v, o);
+      return match_compare(v, o, contains);
     case op_kind::in:
-      return match_in(v, o.operand.get_array());
+      return match_in(v, o.operand.get_array(), contains);
     case op_kind::nin:
-      return !match_in(v, o.operand.get_array());
+      return !match_in(v, o.operand.get_array(), contains);
     case op_kind::exists:
       return (v != nullptr) == (o.number != 0);
     case op_kind::all: {
@@ -195,7 +261,7 @@ bool match_op(const value* v, const op& o) {
         return false;
       }
       for (const auto& w : wanted) {
-        if (!match_eq(v, w)) {
+        if (!match_eq(v, w, contains)) {
           return false;
         }
       }
@@ -204,16 +270,20 @@ bool match_op(const value* v, const op& o) {
     case op_kind::size:
       return v != nullptr && v->is_array() && v->get_array().size() == o.number;
     case op_kind::type:
-      return match_type(v, static_cast<std::uint32_t>(o.number));
+      return match_type(v, static_cast<std::uint32_t>(o.number), contains);
+    case op_kind::regex:
+      return match_regex(v, o.regex, contains);
     case op_kind::not_:
-      return !match_ops(v, o.negated);
+      return !match_ops(v, o.inner, contains);
+    case op_kind::elem_match:
+      return match_elem(v, o);
   }
   return false;
 }
 
-bool match_ops(const value* v, const std::vector<op>& ops) {
+bool match_ops(const value* v, const std::vector<op>& ops, bool contains) {
   for (const auto& o : ops) {
-    if (!match_op(v, o)) {
+    if (!match_op(v, o, contains)) {
       return false;
     }
   }
@@ -223,7 +293,7 @@ bool match_ops(const value* v, const std::vector<op>& ops) {
 bool match_node(const filter_node& n, const object& doc) {
   switch (n.k) {
     case filter_node::kind::field:
-      return match_ops(n.path.find(doc), n.ops);
+      return match_ops(n.path.find(doc), n.ops, true);
     case filter_node::kind::all_of:
       for (const auto& c : n.children) {
         if (!match_node(c, doc)) {
@@ -363,6 +433,90 @@ struct parser {
     return invalid("$type needs a type name, a type code or an array of them", path, "$type");
   }
 
+  // Compiles a $regex once, with its $options. Boost's Perl syntax lets ^ and $ match at line
+  // breaks and . match a newline by default; Mongo's (PCRE's) defaults are the opposite, so both
+  // are switched off unless m or s asks for them.
+  result<void> parse_regex(const value& pattern, const value* options, const std::string& path,
+                           boost::regex& out) {
+    const auto* text = pattern.if_string();
+    if (text == nullptr) {
+      return invalid("$regex needs a pattern string", path, "$regex");
+    }
+    boost::regex::flag_type flags = boost::regex::perl;
+    bool multiline = false;
+    bool dot_all = false;
+    if (options != nullptr) {
+      const auto* letters = options->if_string();
+      if (letters == nullptr) {
+        return invalid("$options needs a string of the letters i, m, s and x", path, "$options");
+      }
+      for (const char c : *letters) {
+        switch (c) {
+          case 'i':
+            flags |= boost::regex::icase;
+            break;
+          case 'm':
+            multiline = true;
+            break;
+          case 's':
+            dot_all = true;
+            break;
+          case 'x':
+            flags |= boost::regex::mod_x;
+            break;
+          default:
+            // The whole string, serialized: a lone byte of a UTF-8 letter is not valid text.
+            return invalid("$options " + boost::json::serialize(*options) +
+                               " has an unknown option (allowed: i, m, s, x)",
+                           path, "$options");
+        }
+      }
+    }
+    if (!multiline) {
+      flags |= boost::regex::no_mod_m;
+    }
+    flags |= dot_all ? boost::regex::mod_s : boost::regex::no_mod_s;
+    try {
+      out.assign(text->data(), text->data() + text->size(), flags);
+    } catch (const boost::regex_error& e) {
+      // Boost's what() goes on to quote the pattern around the error, cut at byte offsets that
+      // can split a UTF-8 sequence; keep the description and give the offset instead.
+      std::string reason = e.what();
+      if (const auto cut = reason.find("  The error occurred"); cut != std::string::npos) {
+        reason.resize(cut);
+      }
+      return invalid(
+          "$regex: invalid pattern at offset " + std::to_string(e.position()) + ": " + reason, path,
+          "$regex");
+    }
+    return {};
+  }
+
+  // $elemMatch. Mongo's rule for its two forms: a spec whose keys are all operators other than
+  // $and/$or/$nor tests each element as a value; anything else is a filter over the object
+  // elements, whose errors report paths as "<path>.<inner path>".
+  result<void> parse_elem_match(const value& operand, const std::string& path, op& o, int depth) {
+    const auto* spec = operand.if_object();
+    if (spec == nullptr || spec->empty()) {
+      return invalid(
+          "$elemMatch needs a non-empty object: operators such as {\"$gt\": 1} or a filter", path,
+          "$elemMatch");
+    }
+    bool operator_form = true;
+    for (const auto& m : *spec) {
+      const std::string_view key = m.key();
+      if (!is_operator_key(key) || key == "$and" || key == "$or" || key == "$nor") {
+        operator_form = false;
+        break;
+      }
+    }
+    if (operator_form) {
+      return parse_ops(*spec, path, o.inner, depth);
+    }
+    o.element_filter = std::make_unique<filter_node>();
+    return parse_filter(*spec, *o.element_filter, depth, path);
+  }
+
   result<void> parse_ops(const object& spec, const std::string& path, std::vector<op>& out,
                          int depth) {
     if (depth > max_depth) {
@@ -437,7 +591,23 @@ struct parser {
         if (inner == nullptr || inner->empty()) {
           return invalid("$not needs an operator object such as {\"$gt\": 1}", path, name);
         }
-        if (auto ok = parse_ops(*inner, path, o.negated, depth + 1); !ok) {
+        if (auto ok = parse_ops(*inner, path, o.inner, depth + 1); !ok) {
+          return ok;
+        }
+      } else if (name == "$regex") {
+        o.kind = op_kind::regex;
+        if (auto ok = parse_regex(operand, spec.if_contains("$options"), path, o.regex); !ok) {
+          return ok;
+        }
+      } else if (name == "$options") {
+        // Read by its $regex; on its own it would silently do nothing.
+        if (!spec.contains("$regex")) {
+          return invalid("$options is only valid next to $regex", path, name);
+        }
+        continue;
+      } else if (name == "$elemMatch") {
+        o.kind = op_kind::elem_match;
+        if (auto ok = parse_elem_match(operand, path, o, depth + 1); !ok) {
           return ok;
         }
       } else {
@@ -448,9 +618,12 @@ struct parser {
     return {};
   }
 
-  result<void> parse_filter(const object& spec, filter_node& out, int depth) {
+  // `prefix` is "" for the filter itself and the array's path for an $elemMatch filter: error
+  // paths are reported under it, and the element's fields are not top-level fields.
+  result<void> parse_filter(const object& spec, filter_node& out, int depth,
+                            std::string_view prefix) {
     if (depth > max_depth) {
-      return invalid("filter is nested too deeply", "");
+      return invalid("filter is nested too deeply", prefix);
     }
     out.k = filter_node::kind::all_of;
     for (const auto& m : spec) {
@@ -464,19 +637,19 @@ struct parser {
         } else if (key == "$nor") {
           group.k = filter_node::kind::none_of;
         } else {
-          return unknown_operator(key, "");
+          return unknown_operator(key, prefix);
         }
         const auto* arr = m.value().if_array();
         if (arr == nullptr || arr->empty()) {
-          return invalid(std::string(key) + " needs a non-empty array of filters", "", key);
+          return invalid(std::string(key) + " needs a non-empty array of filters", prefix, key);
         }
         for (const auto& e : *arr) {
           const auto* sub = e.if_object();
           if (sub == nullptr) {
-            return invalid(std::string(key) + " elements must be filter objects", "", key);
+            return invalid(std::string(key) + " elements must be filter objects", prefix, key);
           }
           filter_node child;
-          if (auto ok = parse_filter(*sub, child, depth + 1); !ok) {
+          if (auto ok = parse_filter(*sub, child, depth + 1, prefix); !ok) {
             return ok;
           }
           group.children.push_back(std::move(child));
@@ -484,17 +657,20 @@ struct parser {
         out.children.push_back(std::move(group));
         continue;
       }
+      const std::string shown =
+          prefix.empty() ? std::string(key) : std::string(prefix) + "." + std::string(key);
       auto path = json_path::parse(key);
       if (!path) {
-        return invalid("invalid field path \"" + std::string(key) + "\"", key);
+        return invalid("invalid field path \"" + shown + "\"", shown);
       }
       filter_node leaf;
       leaf.k = filter_node::kind::field;
       leaf.path = std::move(path).value();
-      note_field(leaf.path);
+      if (prefix.empty()) {
+        note_field(leaf.path);
+      }
       if (is_operator_object(m.value())) {
-        if (auto ok = parse_ops(m.value().get_object(), leaf.path.text(), leaf.ops, depth + 1);
-            !ok) {
+        if (auto ok = parse_ops(m.value().get_object(), shown, leaf.ops, depth + 1); !ok) {
           return ok;
         }
       } else {
@@ -569,7 +745,7 @@ result<filter> filter::parse(const value& spec) {
   }
   auto built = std::make_shared<impl>();
   parser p;
-  if (auto ok = p.parse_filter(*obj, built->root, 0); !ok) {
+  if (auto ok = p.parse_filter(*obj, built->root, 0, ""); !ok) {
     return std::move(ok).error();
   }
   built->fields = std::move(p.fields);

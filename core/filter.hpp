@@ -1,11 +1,12 @@
 // weir::core::filter — the Mongo-style query filter of named queries and windowed subscribes
-// (windowed-subscribe.md §2). Parsed once into a tree with pre-split paths; matches() runs on
-// every change for every subscription, so it neither allocates nor re-reads the spec.
+// (windowed-subscribe.md §2). Parsed once into a tree with pre-split paths and compiled regexes;
+// matches() runs on every change for every subscription, so it neither allocates (a $regex search
+// reuses per-thread state) nor re-reads the spec.
 #pragma once
 
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -26,7 +27,10 @@ namespace weir::core {
 ///             | $type (alias or number code, or an array of them: "double" 1, "string" 2,
 ///               "object" 3, "array" 4, "bool" 8, "null" 10, "int" 16, "long" 18, "number";
 ///               int and long both mean any JSON integer)
+///             | $regex (pattern string), optionally with $options (a string of the letters
+///               i m s x; only valid next to $regex)
 ///             | $not ({ "$op": operand, … })
+///             | $elemMatch ({ "$op": operand, … } | filter)     (non-empty object)
 /// Semantics (Mongo's, on JSON):
 ///   - paths resolve as json_path does (array indexes by number, no fan-out into arrays of
 ///   objects);
@@ -38,8 +42,22 @@ namespace weir::core {
 ///     strings byte-wise with strings, …; see compare_json); mismatched types never match;
 ///   - null means "null or missing": {a: null} and {a: {$gte: null}} match a missing field;
 ///   - $ne and $nin are the negations of $eq and $in, so they match missing fields;
-///   - $not negates its whole operator object (so it matches missing fields too).
-/// $regex, $elemMatch and any other operator are unknown.
+///   - $not negates its whole operator object (so it matches missing fields too);
+///   - $regex is a Perl pattern (Boost.Regex), compiled at parse time and searched for anywhere in
+///     a string field (anchor it with ^ or $), or in any string element of an array field; other
+///     values never match. Options: i ignores case (ASCII letters only); m lets ^ and $ match at
+///     line breaks too, otherwise they match only at the very start and end of the string (stricter
+///     than PCRE, whose $ also matches before a final newline); s lets . match line breaks,
+///     otherwise it does not; x ignores whitespace and #-comments in the pattern. Line breaks are
+///     \n, \r and \f. Inline (?imsx) modifiers work too. Matching is byte-wise, not by UTF-8
+///     character. A search that exceeds Boost's complexity bound (catastrophic backtracking)
+///     counts as no match, so such a document satisfies {$not: {$regex: …}};
+///   - $elemMatch matches an array field with at least one element that satisfies its spec. A spec
+///     whose keys are all operators other than $and/$or/$nor tests each element as a whole value,
+///     without "contains" ({$elemMatch: {$gte: 80, $lt: 85}} needs one element in range, and [[3]]
+///     has no element {$eq: 3}); any other spec is a filter (paths relative to the element)
+///     applied to the elements that are objects. A missing or non-array field never matches.
+/// Any other operator is unknown.
 class filter {
  public:
   /// The filter that matches everything.
@@ -48,7 +66,8 @@ class filter {
   /// Parses a filter spec. null and {} match everything. An unknown operator gives
   /// `filter.unknown_operator` with details {"operator", "path"} ("" at the top level); any other
   /// grammar error gives `filter.invalid` with a message naming the problem and details {"path"}
-  /// (and {"operator"} where one is involved).
+  /// (and {"operator"} where one is involved). Inside an $elemMatch filter, paths are reported as
+  /// "<array path>.<inner path>" ("items.qty"); inside its operator form, as the array's path.
   static result<filter> parse(const boost::json::value& spec);
 
   /// Whether `doc` satisfies the filter.
@@ -58,7 +77,8 @@ class filter {
   bool matches_all() const;
 
   /// The distinct top-level field names the filter reads, in first-mention order. A change that
-  /// touches none of them cannot change whether a record matches.
+  /// touches none of them cannot change whether a record matches. An $elemMatch contributes its
+  /// array's field; the fields inside its element filter are not top-level fields.
   const std::vector<std::string>& fields() const;
 
  private:

@@ -201,7 +201,7 @@ result<projection> projection::parse(const boost::json::value& spec) {
       n = &n->children[std::string{s}];
     }
     n->mark = *mark;
-    if (*mark && !(segs[0].front() == '_') && segs[0] != "id") {
+    if (*mark && !(segs[0].front() == '_')) {
       p.include_mode_ = true;
     }
   }

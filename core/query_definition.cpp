@@ -1,6 +1,8 @@
 // weir::core::query_definition — parsing and validation of named queries, and argument binding.
 #include "core/query_definition.hpp"
 
+#include <boost/json/value_from.hpp>
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -742,16 +744,86 @@ result<bound_query> bind_query(const query_definition& def,
   json::array key_parts{json::string(def.name), std::move(typed), page, page_size,
                         std::move(sort_text)};
 
-  return bound_query{std::move(*space),
-                     std::move(object),
-                     std::move(dataset),
-                     std::move(single_id),
-                     std::move(*where),
-                     std::move(*order),
-                     page,
-                     page_size,
-                     json::serialize(key_parts),
-                     {def.name, arguments, sort_by, descending, definition_fingerprint(def)}};
+  bound_query out{std::move(*space),
+                  std::move(object),
+                  std::move(dataset),
+                  std::move(single_id),
+                  std::move(*where),
+                  std::move(*order),
+                  page,
+                  page_size,
+                  json::serialize(key_parts),
+                  {def.name, arguments, sort_by, descending, definition_fingerprint(def)},
+                  0,
+                  0,
+                  false,
+                  nullptr};
+  if (page_size > 0 && !out.single_id) {
+    out.offset = page * page_size;
+    out.limit = page_size;
+    out.count = true;
+  }
+  return out;
+}
+
+bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::string object) {
+  bound_query q;
+  q.space = req->space;
+  q.dataset = req->dataset;
+  q.where = req->where;
+  q.order = req->order;
+  q.count = req->include_total;
+  switch (req->scope) {
+    case windowed_scope::object:
+      q.object = req->object_id;
+      q.offset = req->offset;
+      q.limit = req->limit;
+      q.key = req->key;
+      break;
+    case windowed_scope::objects:
+      q.offset = req->offset;
+      q.limit = req->limit;
+      q.key = req->key;
+      break;
+    case windowed_scope::datasets: {
+      // One object's part of the merge: its first offset + limit matches.
+      q.object = std::move(object);
+      q.limit = req->limit ? req->offset + req->limit : 0;
+      json::array parts{"datasets-part", json::string{req->dataset}, req->filter_json,
+                        json::value_from(req->sort_keys), q.limit, req->include_total};
+      q.key = "w" + json::serialize(parts);
+      break;
+    }
+  }
+  if (q.limit == 0 && q.offset > 0) {
+    q.limit = unbounded_limit;
+  }
+  q.windowed = std::move(req);
+  return q;
+}
+
+}  // namespace weir::core
+
+namespace weir::core {
+
+bound_query bind_windowed_merge(std::shared_ptr<const windowed_request> req, bool member_part) {
+  bound_query q;
+  q.space = req->space;
+  q.dataset = req->dataset;
+  q.where = req->where;
+  q.order = req->order;
+  q.count = req->include_total;
+  if (member_part) {
+    auto part = bind_windowed(req, "");
+    q.limit = part.limit ? part.limit : unbounded_limit;
+    q.key = "m" + part.key;
+  } else {
+    q.offset = req->offset;
+    q.limit = req->limit ? req->limit : unbounded_limit;
+    q.key = req->key;
+  }
+  q.windowed = std::move(req);
+  return q;
 }
 
 }  // namespace weir::core

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "core/filter.hpp"
 #include "core/result.hpp"
 #include "core/sort_spec.hpp"
+#include "core/windowed_request.hpp"
 
 namespace weir::core {
 
@@ -85,7 +87,34 @@ struct bound_query {
     std::string definition;  ///< definition_fingerprint of the query it was bound from
   };
   binding from;
+
+  /// The window over the matches: ranks [offset, offset + limit); limit 0 means all of them
+  /// (an unbounded query). A paged named query is the window page × pageSize, pageSize.
+  std::uint64_t offset = 0;
+  std::uint64_t limit = 0;
+  /// Keep the number of matches (Arc paging's totalItems, windowed includeTotal).
+  bool count = false;
+  /// Set for a windowed-subscribe request (its scope, projection and body, to bind it again on
+  /// another node); null for a named query.
+  std::shared_ptr<const windowed_request> windowed;
+
+  bool bounded() const { return limit > 0; }
 };
+
+/// The query a windowed request runs on one unit: its object's dataset (object scope), the
+/// space's property documents (objects scope), or one object's share of a space-wide dataset
+/// (datasets scope, `object` given; offset 0 and limit offset + limit, so that the merge of the
+/// objects' windows is exact). An unbounded request with an offset is bounded by the largest
+/// limit instead: the rows before the offset must be counted.
+bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::string object = {});
+
+/// The merged window of a space-wide dataset request (datasets scope): what its subscribers see.
+/// `member_part`: one member's share of it instead (offset 0, limit offset + limit, over that
+/// member's objects only), which another member's merge watches.
+bound_query bind_windowed_merge(std::shared_ptr<const windowed_request> req, bool member_part);
+
+/// The largest window: a limit that stands for "every row from the offset on".
+inline constexpr std::uint64_t unbounded_limit = std::uint64_t{1} << 62;
 
 /// Binds `arguments` (name → text, as the hub request carries them) to `def`. Every declared
 /// argument is required, undeclared ones are refused, and each value must convert to its declared

@@ -59,13 +59,13 @@ boost::json::object parse_doc(const record& r) {
   return std::move(boost::json::parse(r.json).as_object());
 }
 
-doc_reader::doc_reader() : mr_(buf_, sizeof buf_) {}
+doc_reader::doc_reader() = default;
 
 const boost::json::object& doc_reader::read(std::string_view json) {
   // The previous document lives in the old arena: drop it before the arena goes.
   value_ = nullptr;
-  mr_.release();
-  parser_.reset(boost::json::storage_ptr(&mr_));
+  mr_.emplace(buf_, sizeof buf_);
+  parser_.reset(boost::json::storage_ptr(&*mr_));
   boost::system::error_code ec;
   parser_.write(json.data(), json.size(), ec);
   if (ec) {

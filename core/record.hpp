@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
@@ -27,6 +29,26 @@ struct record {
 
 using record_ptr = std::shared_ptr<const record>;
 using doc_ptr = std::shared_ptr<const boost::json::object>;
+
+/// Hashing and equality of records by id, with lookups by id text (no record needed).
+struct record_id_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  std::size_t operator()(const record_ptr& r) const { return (*this)(std::string_view{r->id}); }
+};
+struct record_id_equal {
+  using is_transparent = void;
+  static std::string_view id(std::string_view s) { return s; }
+  static std::string_view id(const record_ptr& r) { return r->id; }
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return id(a) == id(b);
+  }
+};
+
+/// The records of one dataset by id: the set owns them (one node per record, the id stored
+/// once, in the record).
+using record_set = std::unordered_set<record_ptr, record_id_hash, record_id_equal>;
 
 /// Builds a record from a document that already carries a string "id" (and `_ver`).
 record_ptr make_record(const boost::json::object& doc);
@@ -53,7 +75,10 @@ class doc_reader {
 
  private:
   unsigned char buf_[4096];
-  boost::json::monotonic_resource mr_;
+  // Rebuilt for every read: Boost 1.81's release() keeps the doubled size of the blocks it
+  // allocated past the buffer, so a reused resource asked for ever larger blocks (seen as
+  // bad_alloc after a few hundred 100 KB records).
+  std::optional<boost::json::monotonic_resource> mr_;
   boost::json::parser parser_;
   boost::json::value value_;
 };

@@ -37,6 +37,16 @@ std::string seq_key(const unit_key& u) {
   return k;
 }
 
+/// The unit's object-deleted marker (present only while it is deleted).
+std::string deleted_key(const unit_key& u) {
+  std::string k;
+  k.push_back('x');
+  k.append(u.space);
+  k.push_back(sep);
+  k.append(u.object);
+  return k;
+}
+
 std::string encode_seq(std::uint64_t v) {
   std::string s(8, '\0');
   for (int i = 7; i >= 0; --i) {
@@ -111,6 +121,13 @@ struct durable_store::impl {
         }
       }
       wb.Put(seq_key(p.batch.unit), encode_seq(p.batch.seq));
+      if (p.batch.deleted) {
+        if (*p.batch.deleted) {
+          wb.Put(deleted_key(p.batch.unit), "1");
+        } else {
+          wb.Delete(deleted_key(p.batch.unit));
+        }
+      }
     }
     rocksdb::WriteOptions wo;
     wo.sync = opts.sync;
@@ -168,6 +185,12 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
   } else if (!st.IsNotFound()) {
     return core::make_error("store.read_failed", "cannot read unit sequence: " + st.ToString());
   }
+  st = impl_->db->Get(rocksdb::ReadOptions{}, deleted_key(unit), &v);
+  if (st.ok()) {
+    snap.deleted = true;
+  } else if (!st.IsNotFound()) {
+    return core::make_error("store.read_failed", "cannot read unit state: " + st.ToString());
+  }
   auto prefix = unit_prefix(unit);
   std::unique_ptr<rocksdb::Iterator> it{impl_->db->NewIterator(rocksdb::ReadOptions{})};
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
@@ -185,6 +208,37 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
     return core::make_error("store.read_failed", "cannot read unit: " + it->status().ToString());
   }
   return snap;
+}
+
+bool durable_store::has_space(const std::string& space) const {
+  std::string prefix = "s" + space;
+  prefix.push_back(sep);
+  std::unique_ptr<rocksdb::Iterator> it{impl_->db->NewIterator(rocksdb::ReadOptions{})};
+  it->Seek(prefix);
+  return it->Valid() && it->key().starts_with(prefix);
+}
+
+std::vector<std::string> durable_store::objects_with_dataset(const std::string& space,
+                                                             const std::string& dataset) const {
+  std::vector<std::string> out;
+  std::string prefix = "s" + space;
+  prefix.push_back(sep);
+  std::unique_ptr<rocksdb::Iterator> units{impl_->db->NewIterator(rocksdb::ReadOptions{})};
+  std::unique_ptr<rocksdb::Iterator> data{impl_->db->NewIterator(rocksdb::ReadOptions{})};
+  for (units->Seek(prefix); units->Valid() && units->key().starts_with(prefix); units->Next()) {
+    auto object = units->key().ToString().substr(prefix.size());
+    if (object.empty()) {
+      continue;  // the space's objects unit holds property documents, not datasets
+    }
+    auto records = unit_prefix({space, object});
+    records.append(dataset);
+    records.push_back(sep);
+    data->Seek(records);
+    if (data->Valid() && data->key().starts_with(records)) {
+      out.push_back(std::move(object));
+    }
+  }
+  return out;
 }
 
 core::result<void> durable_store::submit(write_batch batch, commit_callback done) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct write_batch {
   unit_key unit;
   std::uint64_t seq = 0;
   std::vector<record_write> writes;
+  /// Whether the unit's object is now deleted (its records purged by an object delete): set by
+  /// that delete, cleared by the next write. Unset: unchanged.
+  std::optional<bool> deleted;
 };
 
 /// A record as loaded from disk.
@@ -43,6 +47,7 @@ struct stored_record {
 /// A unit as loaded from disk at activation.
 struct unit_snapshot {
   std::uint64_t seq = 0;
+  bool deleted = false;  ///< its object was deleted and nothing was written since
   std::vector<stored_record> records;
 };
 
@@ -64,8 +69,16 @@ class durable_store {
   durable_store(const durable_store&) = delete;
   durable_store& operator=(const durable_store&) = delete;
 
-  /// Reads a whole unit (blocking; called once when its shard starts).
+  /// Reads a whole unit (blocking; called off the actor threads when its shard starts).
   core::result<unit_snapshot> load_unit(const unit_key& unit);
+
+  /// Whether anything was ever written to `space` on this node (a few key reads).
+  bool has_space(const std::string& space) const;
+
+  /// The objects of `space` on this node whose unit holds records of `dataset` (one seek per
+  /// object of the space).
+  std::vector<std::string> objects_with_dataset(const std::string& space,
+                                                const std::string& dataset) const;
 
   /// Queues a batch for durable commit. Refuses it, without queuing, with server.overloaded
   /// when the queue is at capacity (the caller answers 503 instead of buffering without bound)

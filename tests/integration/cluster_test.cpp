@@ -552,7 +552,7 @@ struct watch_replay {
       ++snapshots;
       return;
     }
-    for (auto& ch : ev.changes().changes()) {
+    for (auto& ch : ev.update().changes()) {
       if (!ch.before_json().empty()) {
         rows.erase(std::string{json::parse(ch.before_json()).as_object().at("id").as_string()});
       }

@@ -235,7 +235,8 @@ TEST_F(HubTransferModes, SingleDocumentSendsDataInEveryModeAndNeverAChangeSet) {
   for (auto& [qid, f] : first) {
     SCOPED_TRACE(qid);
     EXPECT_FALSE(payload(f).contains("changeSet")) << json::serialize(f);
-    EXPECT_EQ(payload(f).at("data"), stored("o1", R"({"name":"first","size":1})", v1));
+    EXPECT_EQ(without_modified_at(payload(f).at("data")),
+              stored("o1", R"({"name":"first","size":1})", v1));
     EXPECT_EQ(payload(f).at("paging"),
               parse(R"({"page":0,"size":0,"totalItems":0,"totalPages":0})"));
   }
@@ -251,7 +252,8 @@ TEST_F(HubTransferModes, SingleDocumentSendsDataInEveryModeAndNeverAChangeSet) {
   for (auto& [qid, f] : second) {
     SCOPED_TRACE(qid);
     EXPECT_FALSE(payload(f).contains("changeSet")) << json::serialize(f);
-    EXPECT_EQ(payload(f).at("data"), stored("o1", R"({"name":"second","size":2})", v2));
+    EXPECT_EQ(without_modified_at(payload(f).at("data")),
+              stored("o1", R"({"name":"second","size":2})", v2));
   }
 }
 
@@ -269,7 +271,7 @@ TEST_F(HubTransferModes, SingleDocumentThatDoesNotExistYetOmitsData) {
   std::string v{r.json().as_object()["versionId"].as_string()};
   auto g = ws.read_json();
   EXPECT_FALSE(payload(g).contains("changeSet"));
-  EXPECT_EQ(payload(g).at("data"), stored("o9", R"({"name":"now"})", v));
+  EXPECT_EQ(without_modified_at(payload(g).at("data")), stored("o9", R"({"name":"now"})", v));
 }
 
 TEST_F(HubTransferModes, UpdateIsReplacedWithTheNewItemAndDeleteIsRemovedWithTheOldOne) {

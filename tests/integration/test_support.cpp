@@ -305,4 +305,13 @@ std::string put_record(std::uint16_t port, const std::string& space, const std::
   return std::string{r.json().as_object()["versionId"].as_string()};
 }
 
+boost::json::value without_modified_at(boost::json::value doc) {
+  if (auto* o = doc.if_object()) {
+    auto* m = o->if_contains("modifiedAt");
+    EXPECT_TRUE(m && m->is_int64()) << boost::json::serialize(doc);
+    o->erase("modifiedAt");
+  }
+  return doc;
+}
+
 }  // namespace weir::test

@@ -92,6 +92,10 @@ class ws_client {
   std::unique_ptr<impl> impl_;
 };
 
+/// A property document without its server-maintained `modifiedAt` (which must be an integer):
+/// what tests compare against the fields they wrote.
+boost::json::value without_modified_at(boost::json::value doc);
+
 /// PUT a record and return its versionId (fails the test on error).
 std::string put_record(std::uint16_t port, const std::string& space, const std::string& object,
                        const std::string& dataset, const std::string& id, const std::string& json);

@@ -1,5 +1,6 @@
-// Tests for core/filter: every operator matching and not matching, logical groups, paths,
-// type-class rules, parse errors and the fields() list.
+// Tests for core/filter: every operator matching and not matching ($regex with each option,
+// both forms of $elemMatch), logical groups, paths, type-class rules, parse errors and the
+// fields() list.
 #include "core/filter.hpp"
 
 #include <string>
@@ -29,7 +30,15 @@ const boost::json::object& doc() {
     "empty": [],
     "addr": {"city": "London", "zip": "N1", "geo": {"lat": 51.5}},
     "people": [{"n": "a"}, {"n": "b"}],
-    "sub": {"x": 1, "y": 2}
+    "sub": {"x": 1, "y": 2},
+    "bio": "First line\nsecond LINE",
+    "xs": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "items": [
+      {"sku": "a1", "qty": 2, "dim": {"w": 10}},
+      {"sku": "b2", "qty": 7, "dim": {"w": 3}, "tags": ["x", "y"]},
+      "loose",
+      [{"sku": "c3"}]
+    ]
   })")
                                            .as_object();
   return d;
@@ -272,6 +281,167 @@ TEST(Filter, LogicalGroups) {
   });
 }
 
+TEST(Filter, Regex) {
+  run({
+      {R"({"name":{"$regex":"Ada"}})", true},
+      {R"({"name":{"$regex":"d"}})", true},  // searched for anywhere, not a full match
+      {R"({"name":{"$regex":"^d"}})", false},
+      {R"({"name":{"$regex":"^Ad"}})", true},
+      {R"({"name":{"$regex":"da$"}})", true},
+      {R"({"name":{"$regex":"^Ad$"}})", false},
+      {R"({"name":{"$regex":"^A.a$"}})", true},
+      {R"({"name":{"$regex":"^(A|B)d\\w$"}})", true},
+      {R"({"name":{"$regex":"ada"}})", false},  // case matters without i
+      {R"({"name":{"$regex":""}})", true},
+      {R"({"name":{"$regex":"(?i)^ADA$"}})", true},  // inline modifiers
+      {R"({"addr.city":{"$regex":"^Lon"}})", true},
+      {R"({"people.1.n":{"$regex":"b"}})", true},
+      {R"({"name":{"$regex":"^A","$ne":"Ada"}})", false},  // ANDed with the other operators
+      {R"({"name":{"$regex":"^A","$in":["Ada","Bob"]}})", true},
+  });
+}
+
+TEST(Filter, RegexAnchorsAndOptions) {
+  // bio is "First line\nsecond LINE".
+  run({
+      {R"({"bio":{"$regex":"^First"}})", true},
+      {R"({"bio":{"$regex":"LINE$"}})", true},
+      {R"({"bio":{"$regex":"^second"}})", false},  // without m, ^ and $ only at the string's ends
+      {R"({"bio":{"$regex":"line$"}})", false},
+      {R"({"bio":{"$regex":"^second","$options":"m"}})", true},
+      {R"({"bio":{"$regex":"line$","$options":"m"}})", true},
+      {R"({"bio":{"$regex":"\\Asecond","$options":"m"}})", false},
+      {R"({"bio":{"$regex":"(?m)^second"}})", true},
+      {R"({"bio":{"$regex":"line.second"}})", false},  // without s, . does not match \n
+      {R"({"bio":{"$regex":"line.second","$options":""}})", false},
+      {R"({"bio":{"$regex":"line.second","$options":"s"}})", true},
+      {R"({"bio":{"$regex":"(?s)line.second"}})", true},
+      {R"({"bio":{"$regex":"line\\nsecond"}})", true},
+      {R"({"bio":{"$regex":"^first"}})", false},
+      {R"({"bio":{"$regex":"^first","$options":"i"}})", true},
+      {R"({"bio":{"$regex":"^first","$options":"ii"}})", true},
+      {R"({"name":{"$regex":"^(.).\\1$"}})", false},  // 'A' then 'a'
+      {R"({"name":{"$regex":"^(.).\\1$","$options":"i"}})", true},
+      {R"({"bio":{"$regex":"^SECOND line$","$options":"mi"}})", true},
+      {R"({"bio":{"$regex":"first.*LINE$","$options":"si"}})", true},
+      {R"({"name":{"$regex":"^ A d a $ # the whole name"}})", false},
+      {R"({"name":{"$regex":"^ A d a $ # the whole name","$options":"x"}})", true},
+      {R"({"name":{"$regex":"^A\\ da","$options":"x"}})", false},       // an escaped space stays
+      {R"({"bio":{"$options":"ms","$regex":"line$.^second"}})", true},  // either order
+  });
+}
+
+TEST(Filter, RegexArraysAndNonStrings) {
+  run({
+      {R"({"tags":{"$regex":"^po"}})", true},  // any string element
+      {R"({"tags":{"$regex":"^art"}})", false},
+      {R"({"tags":{"$regex":"7"}})", false},  // the element 7 is a number
+      {R"({"items":{"$regex":"^loose$"}})", true},
+      {R"({"items":{"$regex":"c3"}})", false},  // no search inside nested values
+      {R"({"age":{"$regex":"36"}})", false},
+      {R"({"score":{"$regex":""}})", false},
+      {R"({"active":{"$regex":"true"}})", false},
+      {R"({"nothing":{"$regex":""}})", false},
+      {R"({"absent":{"$regex":""}})", false},
+      {R"({"addr":{"$regex":"London"}})", false},
+      {R"({"people":{"$regex":""}})", false},
+      {R"({"nums":{"$regex":""}})", false},
+      {R"({"empty":{"$regex":""}})", false},
+  });
+}
+
+TEST(Filter, NotRegex) {
+  run({
+      {R"({"name":{"$not":{"$regex":"^B"}}})", true},
+      {R"({"name":{"$not":{"$regex":"^A"}}})", false},
+      {R"({"name":{"$not":{"$regex":"^a"}}})", true},
+      {R"({"name":{"$not":{"$regex":"^a","$options":"i"}}})", false},
+      {R"({"absent":{"$not":{"$regex":"x"}}})", true},  // missing passes a negation
+      {R"({"age":{"$not":{"$regex":"3"}}})", true},
+      {R"({"tags":{"$not":{"$regex":"^m"}}})", false},
+      {R"({"$nor":[{"name":{"$regex":"^A"}}]})", false},
+  });
+}
+
+TEST(Filter, RegexOverTheComplexityBoundIsNoMatch) {
+  // Catastrophic backtracking on 40 x's: Boost.Regex gives up (throws) instead of running for
+  // ever, and the filter reads that as no match.
+  run({
+      {R"({"xs":{"$regex":"(x+x+)+y"}})", false},
+      {R"({"xs":{"$not":{"$regex":"(x+x+)+y"}}})", true},
+      {R"({"xs":{"$regex":"^x+$"}})", true},
+  });
+}
+
+TEST(Filter, ElemMatchOperatorForm) {
+  run({
+      {R"({"nums":{"$elemMatch":{"$gt":4,"$lt":6}}})", true},
+      {R"({"nums":{"$elemMatch":{"$gt":1,"$lt":5}}})", false},  // no single element in range
+      {R"({"nums":{"$gt":1,"$lt":5}})", true},                  // unlike plain operators
+      {R"({"nums":{"$elemMatch":{"$eq":5}}})", true},
+      {R"({"nums":{"$elemMatch":{"$ne":5}}})", true},
+      {R"({"nums":{"$elemMatch":{"$in":[2, 9]}}})", true},
+      {R"({"nums":{"$elemMatch":{"$nin":[1, 5, 9]}}})", false},
+      {R"({"nums":{"$elemMatch":{"$exists":true}}})", true},
+      {R"({"tags":{"$elemMatch":{"$regex":"^po"}}})", true},
+      {R"({"tags":{"$elemMatch":{"$regex":"^PO","$options":"i"}}})", true},
+      {R"({"tags":{"$elemMatch":{"$type":"number","$gt":5}}})", true},
+      {R"({"tags":{"$elemMatch":{"$type":"number","$gt":7}}})", false},
+      {R"({"tags":{"$elemMatch":{"$not":{"$type":"string"}}}})", true},
+      // Each element is tested as a whole value: no "contains" into nested arrays.
+      {R"({"matrix":{"$elemMatch":{"$eq":3}}})", false},
+      {R"({"matrix":{"$elemMatch":{"$gt":2}}})", false},
+      {R"({"matrix":{"$elemMatch":{"$in":[3]}}})", false},
+      {R"({"matrix":{"$elemMatch":{"$type":"number"}}})", false},
+      {R"({"matrix":{"$elemMatch":{"$eq":[3]}}})", true},
+      {R"({"matrix":{"$elemMatch":{"$size":2}}})", true},
+      {R"({"matrix":{"$elemMatch":{"$type":"array"}}})", true},
+      {R"({"matrix":{"$elemMatch":{"$elemMatch":{"$gt":2}}}})", true},
+      {R"({"matrix":{"$elemMatch":{"$elemMatch":{"$gt":3}}}})", false},
+      {R"({"matrix.0":{"$elemMatch":{"$eq":2}}})", true},
+  });
+}
+
+TEST(Filter, ElemMatchFilterForm) {
+  run({
+      {R"({"items":{"$elemMatch":{"sku":"a1","qty":2}}})", true},
+      {R"({"items":{"$elemMatch":{"sku":"a1","qty":7}}})", false},  // one element must hold both
+      {R"({"items":{"$elemMatch":{"qty":{"$gt":5},"dim.w":{"$lt":5}}}})", true},
+      {R"({"items":{"$elemMatch":{"qty":{"$gt":5},"dim.w":{"$gt":5}}}})", false},
+      {R"({"items":{"$elemMatch":{"tags":"y"}}})", true},  // contains, inside the element
+      {R"({"items":{"$elemMatch":{"tags.1":"y","sku":{"$regex":"^B","$options":"i"}}}})", true},
+      {R"({"items":{"$elemMatch":{"$or":[{"qty":{"$gt":100}},{"dim.w":10}]}}})", true},
+      {R"({"items":{"$elemMatch":{"$or":[{"qty":{"$gt":100}},{"dim.w":10}],"sku":"b2"}}})", false},
+      {R"({"items":{"$elemMatch":{"$or":[{"qty":{"$gt":100}},{"dim.w":3}],"sku":"b2"}}})", true},
+      {R"({"items":{"$elemMatch":{"$nor":[{"qty":7}]}}})", true},
+      {R"({"items":{"$elemMatch":{"$and":[{"sku":"b2"}],"$nor":[{"qty":7}]}}})", false},
+      {R"({"items":{"$elemMatch":{"tags":{"$elemMatch":{"$eq":"y"}}}}})", true},
+      {R"({"items":{"$elemMatch":{"tags":{"$elemMatch":{"$eq":"z"}}}}})", false},
+      {R"({"items":{"$elemMatch":{"missing":null}}})", true},
+      {R"({"items":{"$elemMatch":{"sku":"c3"}}})", false},  // only object elements are tested
+      {R"({"tags":{"$elemMatch":{"missing":null}}})", false},
+      {R"({"people":{"$elemMatch":{"n":{"$in":["b","c"]}}}})", true},
+      {R"({"people":{"$elemMatch":{"n":"c"}}})", false},
+      {R"({"name":"Ada","items":{"$elemMatch":{"sku":"b2"},"$size":4}})", true},
+      {R"({"items":{"$not":{"$elemMatch":{"sku":"zz"}}}})", true},
+      {R"({"$or":[{"age":1},{"items":{"$elemMatch":{"dim.w":3}}}]})", true},
+  });
+}
+
+TEST(Filter, ElemMatchNeedsAnArray) {
+  run({
+      {R"({"name":{"$elemMatch":{"$eq":"Ada"}}})", false},
+      {R"({"name":{"$eq":"Ada"}})", true},
+      {R"({"addr":{"$elemMatch":{"city":"London"}}})", false},
+      {R"({"sub":{"$elemMatch":{"$exists":true}}})", false},
+      {R"({"people.0":{"$elemMatch":{"n":"a"}}})", false},
+      {R"({"nothing":{"$elemMatch":{"$eq":null}}})", false},
+      {R"({"absent":{"$elemMatch":{"$exists":false}}})", false},
+      {R"({"empty":{"$elemMatch":{"$exists":true}}})", false},
+      {R"({"absent":{"$not":{"$elemMatch":{"$gt":1}}}})", true},
+  });
+}
+
 struct error_case {
   const char* filter;
   const char* code;
@@ -279,10 +449,28 @@ struct error_case {
   const char* path;  // expected details.path, or nullptr
 };
 
+void expect_errors(const std::vector<error_case>& cases) {
+  for (const auto& c : cases) {
+    auto f = filter::parse(parse(c.filter));
+    ASSERT_FALSE(f) << c.filter;
+    EXPECT_EQ(f.error().code, c.code) << c.filter;
+    EXPECT_FALSE(f.error().message.empty()) << c.filter;
+    if (c.op != nullptr) {
+      const auto* op = f.error().details.if_contains("operator");
+      ASSERT_NE(op, nullptr) << c.filter;
+      EXPECT_EQ(*op, c.op) << c.filter;
+    }
+    if (c.path != nullptr) {
+      const auto* path = f.error().details.if_contains("path");
+      ASSERT_NE(path, nullptr) << c.filter;
+      EXPECT_EQ(*path, c.path) << c.filter;
+    }
+  }
+}
+
 TEST(Filter, ParseErrors) {
-  const error_case cases[] = {
-      {R"({"a":{"$regex":"x"}})", "filter.unknown_operator", "$regex", "a"},
-      {R"({"a.b":{"$elemMatch":{"x":1}}})", "filter.unknown_operator", "$elemMatch", "a.b"},
+  expect_errors({
+      {R"({"a":{"$where":"x"}})", "filter.unknown_operator", "$where", "a"},
       {R"({"a":{"$gt":1,"$foo":2}})", "filter.unknown_operator", "$foo", "a"},
       {R"({"a":{"$not":{"$bar":1}}})", "filter.unknown_operator", "$bar", "a"},
       {R"({"$where":"1"})", "filter.unknown_operator", "$where", ""},
@@ -312,23 +500,71 @@ TEST(Filter, ParseErrors) {
       {R"({"a":{"$gt":1,"b":2}})", "filter.invalid", nullptr, "a"},
       {R"({"a..b":1})", "filter.invalid", nullptr, "a..b"},
       {R"({"":1})", "filter.invalid", nullptr, ""},
-  };
-  for (const auto& c : cases) {
-    auto f = filter::parse(parse(c.filter));
-    ASSERT_FALSE(f) << c.filter;
-    EXPECT_EQ(f.error().code, c.code) << c.filter;
-    EXPECT_FALSE(f.error().message.empty()) << c.filter;
-    if (c.op != nullptr) {
-      const auto* op = f.error().details.if_contains("operator");
-      ASSERT_NE(op, nullptr) << c.filter;
-      EXPECT_EQ(*op, c.op) << c.filter;
-    }
-    if (c.path != nullptr) {
-      const auto* path = f.error().details.if_contains("path");
-      ASSERT_NE(path, nullptr) << c.filter;
-      EXPECT_EQ(*path, c.path) << c.filter;
-    }
-  }
+  });
+}
+
+TEST(Filter, RegexParseErrors) {
+  expect_errors({
+      {R"({"a":{"$regex":1}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$regex":null,"$options":"i"}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$regex":"("}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$regex":"a{2,1}"}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$regex":"*a"}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$options":"i"}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$gt":1,"$options":"i"}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$not":{"$options":"i"}}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$regex":"x","$not":{"$options":"i"}}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$regex":"x","$options":"g"}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$regex":"x","$options":"iu"}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$options":"I","$regex":"x"}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$regex":"x","$options":1}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$regex":"x","$options":["i"]}})", "filter.invalid", "$options", "a"},
+      {R"json({"a.b":{"$not":{"$regex":")"}}})json", "filter.invalid", "$regex", "a.b"},
+  });
+}
+
+TEST(Filter, InvalidRegexMessageNamesTheProblem) {
+  auto f = filter::parse(parse(R"({"a":{"$regex":"ab(c"}})"));
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code, "filter.invalid");
+  EXPECT_NE(f.error().message.find("$regex"), std::string::npos) << f.error().message;
+  EXPECT_NE(f.error().message.find("parenthesis"), std::string::npos) << f.error().message;
+  // The offset, not a quoted fragment that could split a UTF-8 sequence.
+  EXPECT_NE(f.error().message.find("offset 4"), std::string::npos) << f.error().message;
+  EXPECT_EQ(f.error().message.find(">>>HERE>>>"), std::string::npos) << f.error().message;
+}
+
+TEST(Filter, ElemMatchParseErrors) {
+  expect_errors({
+      {R"({"a":{"$elemMatch":{}}})", "filter.invalid", "$elemMatch", "a"},
+      {R"({"a":{"$elemMatch":1}})", "filter.invalid", "$elemMatch", "a"},
+      {R"({"a":{"$elemMatch":[{"x":1}]}})", "filter.invalid", "$elemMatch", "a"},
+      {R"({"a":{"$elemMatch":null}})", "filter.invalid", "$elemMatch", "a"},
+      {R"({"a":{"$gt":1,"$elemMatch":"x"}})", "filter.invalid", "$elemMatch", "a"},
+      // Operator form: errors at the array's path.
+      {R"({"a.b":{"$elemMatch":{"$zap":1}}})", "filter.unknown_operator", "$zap", "a.b"},
+      {R"({"a":{"$elemMatch":{"$gt":1,"$in":2}}})", "filter.invalid", "$in", "a"},
+      {R"({"a":{"$elemMatch":{"$not":{"$zap":1}}}})", "filter.unknown_operator", "$zap", "a"},
+      {R"({"a":{"$elemMatch":{"$regex":"("}}})", "filter.invalid", "$regex", "a"},
+      {R"({"a":{"$elemMatch":{"$options":"i"}}})", "filter.invalid", "$options", "a"},
+      {R"({"a":{"$elemMatch":{"$elemMatch":{}}}})", "filter.invalid", "$elemMatch", "a"},
+      // Filter form: errors at "<array path>.<inner path>".
+      {R"({"a.b":{"$elemMatch":{"x":{"$zap":1}}}})", "filter.unknown_operator", "$zap", "a.b.x"},
+      {R"({"a":{"$elemMatch":{"x.y":{"$gt":1,"$zap":1}}}})", "filter.unknown_operator", "$zap",
+       "a.x.y"},
+      {R"({"a":{"$elemMatch":{"$or":[{"x":{"$zap":1}}]}}})", "filter.unknown_operator", "$zap",
+       "a.x"},
+      {R"({"a":{"$elemMatch":{"x":{"$elemMatch":{"y":{"$zap":1}}}}}})", "filter.unknown_operator",
+       "$zap", "a.x.y"},
+      {R"({"a":{"$elemMatch":{"x":1,"$where":"1"}}})", "filter.unknown_operator", "$where", "a"},
+      {R"({"a":{"$elemMatch":{"x":1,"$gt":1}}})", "filter.unknown_operator", "$gt", "a"},
+      {R"({"a":{"$elemMatch":{"$or":[]}}})", "filter.invalid", "$or", "a"},
+      {R"({"a":{"$elemMatch":{"$and":[1]}}})", "filter.invalid", "$and", "a"},
+      {R"({"a":{"$elemMatch":{"x":{"$regex":"["}}}})", "filter.invalid", "$regex", "a.x"},
+      {R"({"a":{"$elemMatch":{"x":{"$size":"1"}}}})", "filter.invalid", "$size", "a.x"},
+      {R"({"a":{"$elemMatch":{"x..y":1}}})", "filter.invalid", nullptr, "a.x..y"},
+      {R"({"a":{"$elemMatch":{"x":{"$gt":1,"y":2}}}})", "filter.invalid", nullptr, "a.x"},
+  });
 }
 
 TEST(Filter, RejectsExcessiveNesting) {
@@ -343,12 +579,39 @@ TEST(Filter, RejectsExcessiveNesting) {
   EXPECT_EQ(f.error().code, "filter.invalid");
 }
 
+TEST(Filter, RejectsExcessiveElemMatchNesting) {
+  std::string operator_form = R"({"$gt":1})";
+  std::string filter_form = R"({"$gt":1})";
+  for (int i = 0; i < 40; ++i) {
+    operator_form = R"({"$elemMatch":)" + operator_form + "}";
+    filter_form = R"({"$elemMatch":{"x":)" + filter_form + "}}";
+  }
+  boost::json::parse_options opts;
+  opts.max_depth = 1000;
+  for (const auto& inner : {operator_form, filter_form}) {
+    const std::string spec = R"({"a":)" + inner + "}";
+    auto f = filter::parse(boost::json::parse(spec, {}, opts));
+    ASSERT_FALSE(f) << spec;
+    EXPECT_EQ(f.error().code, "filter.invalid") << spec;
+  }
+}
+
 TEST(Filter, FieldsListsTopLevelSegmentsOnce) {
   auto f = filter::parse(parse(
       R"({"addr.city":"x","age":{"$gt":1},"$or":[{"addr.zip":1},{"tags":{"$not":{"$size":1}}}],
           "$nor":[{"age":2}]})"));
   ASSERT_TRUE(f);
   EXPECT_EQ(f->fields(), (std::vector<std::string>{"addr", "age", "tags"}));
+}
+
+TEST(Filter, FieldsNameTheElemMatchArrayNotTheElementFields) {
+  auto f = filter::parse(parse(
+      R"({"items":{"$elemMatch":{"age":1,"dim.w":1,"$or":[{"qty":1}]}},
+          "nums":{"$elemMatch":{"$gt":1}},
+          "tags":{"$not":{"$elemMatch":{"x":{"$elemMatch":{"y":1}}}}},
+          "name":{"$regex":"^A"}})"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->fields(), (std::vector<std::string>{"items", "nums", "tags", "name"}));
 }
 
 TEST(Filter, CopiesShareTheParsedTree) {

@@ -1,0 +1,388 @@
+// The space view actor: the space-wide dataset endpoint (one dataset across every object of a
+// space, record ids `<objectId>/<recordId>`). Each object's unit keeps an exact window of its
+// first offset + limit matches; this actor merges them (core::window_merge) into the window the
+// request asked for and feeds it, as a bounded query, to an ordinary query actor that encodes
+// it for the subscribers. In a cluster, the objects of other members arrive as one source per
+// member: that member's own space view over its units (a "member part"), watched like any
+// query. New objects join as their first record of the dataset is written.
+//
+// Any source lost (a member unreachable) ends the view: its windowed streams close with
+// `server_shutdown` and the clients subscribe again (Decision 5).
+#include <map>
+
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/messages.hpp"
+#include "actors/runtime_impl.hpp"
+#include "core/window_merge.hpp"
+
+namespace weir::actors {
+namespace {
+
+/// A local unit's part of the merge reported its rows or an update.
+struct source_msg {
+  std::string object;
+  std::optional<view_snapshot> snapshot;
+  std::optional<view_update> update;
+};
+
+/// A member's part of the merge (its watch) reported.
+struct member_msg {
+  std::string member;
+  watch_event event;
+};
+
+/// A unit of the space got its first record of the dataset.
+struct unit_appeared_msg {
+  std::string object;
+};
+
+}  // namespace
+}  // namespace weir::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::member_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unit_appeared_msg)
+
+namespace weir::actors {
+namespace {
+
+/// Forwards a local unit's rows and updates to the space view (called on the unit's query
+/// actor's thread).
+class source_sink final : public replica_sink {
+ public:
+  source_sink(caf::actor view, std::string object)
+      : view_(std::move(view)), object_(std::move(object)) {}
+  void snapshot(const view_snapshot& s) override {
+    caf::anon_send(view_, source_msg{object_, s, std::nullopt});
+  }
+  void update(const view_update& u) override {
+    caf::anon_send(view_, source_msg{object_, std::nullopt, u});
+  }
+  void refused(const core::error&) override {}  // a dataset part is never refused
+
+ private:
+  caf::actor view_;
+  std::string object_;
+};
+
+struct source_state {
+  bool ready = false;
+  std::uint64_t token = 0;     // local unit: the subscription on its query actor
+  std::uint64_t watch_id = 0;  // member: its watch
+  std::string key;             // local unit: the part's query key
+};
+
+struct space_state {
+  runtime::impl* rt = nullptr;
+  std::shared_ptr<const core::windowed_request> req;
+  bool member_part = false;  // serves another member's merge: this node's units only
+  std::shared_ptr<const core::bound_query> q;
+  std::unique_ptr<core::window_merge> merge;
+  std::map<std::string, source_state> units;    // local objects by id
+  std::map<std::string, source_state> members;  // other members by id
+  std::size_t pending = 0;  // sources whose first rows have not come yet
+  std::vector<subscribe_msg> waiting;  // subscribes before the merged snapshot
+  caf::actor query;
+  std::uint64_t forwarded = 0;
+  std::uint64_t seq = 0;  // this view's own update sequence
+  static inline const char* name = "weir.space_view";
+};
+
+using space_ptr = caf::stateful_actor<space_state>*;
+
+std::string registry_key(const core::bound_query& q) {
+  return q.space + '\0' + q.key;
+}
+
+/// The bound query this view serves.
+std::shared_ptr<const core::bound_query> view_query(
+    const std::shared_ptr<const core::windowed_request>& req, bool member_part) {
+  return std::make_shared<const core::bound_query>(core::bind_windowed_merge(req, member_part));
+}
+
+void subscribe_unit(space_ptr self, const std::string& object) {
+  auto& st = self->state;
+  if (st.units.count(object)) {
+    return;
+  }
+  auto& src = st.units[object];
+  ++st.pending;
+  auto part = std::make_shared<const core::bound_query>(core::bind_windowed(st.req, object));
+  src.token = st.rt->next_token();
+  src.key = part->key;
+  subscriber sub;
+  sub.token = src.token;
+  sub.replica = std::make_shared<source_sink>(caf::actor_cast<caf::actor>(self), object);
+  sub.live = std::make_shared<const std::atomic<bool>>(true);
+  st.rt->send_to_shard({st.req->space, object}, subscribe_msg{std::move(part), std::move(sub)});
+}
+
+/// The merged window changed (or a source came): tell the query actor, or start it.
+void flush(space_ptr self, const std::string& version_id, bool synthetic) {
+  auto& st = self->state;
+  if (st.pending > 0) {
+    st.merge->take_delta();  // not serving yet: the first snapshot carries everything
+    return;
+  }
+  if (!st.query) {
+    st.merge->take_delta();
+    view_snapshot snap{++st.seq, st.merge->visible(), st.merge->total()};
+    st.query = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), st.q, std::move(snap));
+    for (auto& w : st.waiting) {
+      ++st.forwarded;
+      self->send(st.query, std::move(w));
+    }
+    st.waiting.clear();
+    return;
+  }
+  auto d = st.merge->take_delta();
+  if (!d) {
+    return;
+  }
+  view_update u;
+  u.seq = ++st.seq;
+  u.version_id = version_id;
+  u.synthetic = synthetic;
+  u.total = d->total;
+  u.delta = std::make_shared<const core::window_delta>(std::move(*d));
+  self->send(st.query, update_msg{std::move(u)});
+}
+
+/// A source's update as a delta of merged rows.
+core::window_delta merged_delta(const view_update& u, const std::string& object, bool prefix) {
+  auto fix = [&](const core::record_ptr& r) {
+    return prefix ? core::with_object_prefix(*r, object) : r;
+  };
+  core::window_delta d;
+  if (u.delta) {
+    for (const auto& r : u.delta->removed) {
+      d.removed.push_back(core::window_removal{fix(r.rec), r.reason});
+    }
+    for (const auto& x : u.delta->upserts) {
+      d.upserts.push_back(core::window_upsert{x.index, fix(x.rec), x.added, x.ops});
+    }
+  } else if (u.changes) {
+    for (const auto& c : *u.changes) {
+      if (c.before && !c.after) {
+        d.removed.push_back(core::window_removal{
+            fix(c.before), c.after_exists ? core::removal_reason::filtered_out
+                                          : core::removal_reason::deleted});
+      } else if (c.after) {
+        d.upserts.push_back(core::window_upsert{0, fix(c.after), !c.before, c.ops});
+      }
+    }
+  }
+  d.total = u.total;
+  return d;
+}
+
+void on_source(space_ptr self, source_msg& m) {
+  auto& st = self->state;
+  auto it = st.units.find(m.object);
+  if (it == st.units.end()) {
+    return;
+  }
+  auto& src = it->second;
+  if (m.snapshot) {
+    std::vector<core::record_ptr> rows;
+    rows.reserve(m.snapshot->rows.size());
+    for (const auto& r : m.snapshot->rows) {
+      rows.push_back(core::with_object_prefix(*r, m.object));
+    }
+    st.merge->set_source(m.object, rows, m.snapshot->total);
+    if (!src.ready) {
+      src.ready = true;
+      --st.pending;
+    }
+    flush(self, {}, false);
+    return;
+  }
+  auto& u = *m.update;
+  if (u.object_deleted) {
+    st.merge->drop_source(m.object);
+  } else {
+    st.merge->apply_source(m.object, merged_delta(u, m.object, true));
+  }
+  flush(self, u.version_id, u.synthetic || u.object_deleted);
+}
+
+void stop_sources(space_ptr self) {
+  auto& st = self->state;
+  for (auto& [object, src] : st.units) {
+    st.rt->send_to_live_shard({st.req->space, object}, unsubscribe_msg{src.key, src.token});
+  }
+  st.units.clear();
+  if (st.rt->link) {
+    for (auto& [member, src] : st.members) {
+      st.rt->link->cancel_watch(member, src.watch_id);
+      st.rt->upstreams.fetch_sub(1);
+    }
+  }
+  st.members.clear();
+  st.rt->unwatch_space(st.req->space, st.req->dataset, caf::actor_cast<caf::actor>(self));
+}
+
+/// A member's part is gone: the merge can no longer be exact.
+void fail(space_ptr self, const std::string& why) {
+  auto& st = self->state;
+  for (auto& w : st.waiting) {
+    if (auto sink = w.sub.windowed.lock()) {
+      sink->refused(core::make_error("cluster.owner_unavailable", why));
+    } else if (w.sub.replica) {
+      w.sub.replica->refused(core::make_error("cluster.owner_unavailable", why));
+    }
+  }
+  st.waiting.clear();
+  if (st.query) {
+    self->send(st.query, fail_msg{why});
+    st.query = nullptr;
+  }
+  stop_sources(self);
+  self->quit();
+}
+
+void on_member(space_ptr self, member_msg& m) {
+  auto& st = self->state;
+  auto it = st.members.find(m.member);
+  if (it == st.members.end() || it->second.watch_id != m.event.watch_id) {
+    return;
+  }
+  auto& src = it->second;
+  switch (m.event.what) {
+    case watch_event::kind::snapshot:
+      st.merge->set_source("@" + m.member, m.event.snapshot.rows, m.event.snapshot.total);
+      if (!src.ready) {
+        src.ready = true;
+        --st.pending;
+      }
+      flush(self, {}, false);
+      break;
+    case watch_event::kind::update: {
+      auto& u = m.event.update;
+      st.merge->apply_source("@" + m.member, merged_delta(u, m.member, false));
+      flush(self, u.version_id, u.synthetic || u.object_deleted);
+      break;
+    }
+    case watch_event::kind::lost:
+      fail(self, "member '" + m.member + "', which holds part of this dataset, is unreachable");
+      break;
+    case watch_event::kind::failed:
+      fail(self, "member '" + m.member + "' cannot serve its part of this dataset: " +
+                     m.event.error);
+      break;
+  }
+}
+
+caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
+                             std::shared_ptr<const core::windowed_request> req, bool member_part) {
+  auto& st = self->state;
+  st.rt = rt;
+  st.req = req;
+  st.member_part = member_part;
+  st.q = view_query(req, member_part);
+  st.merge = std::make_unique<core::window_merge>(
+      req->order, member_part ? 0 : req->offset,
+      member_part ? (req->limit ? req->offset + req->limit : 0) : req->limit, req->include_total);
+  auto key = registry_key(*st.q);
+  self->attach_functor([rt, key, addr = self->address()] { rt->forget_space_view(key, addr); });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    stop_sources(self);
+    if (self->state.query) {
+      self->send(self->state.query, stop_atom::value);
+    }
+    self->quit(msg.reason);
+  });
+  // Sources: new objects first (so none is missed between the listing and the registration),
+  // then the objects this node holds, then the other members' parts.
+  rt->watch_space(req->space, req->dataset, caf::actor_cast<caf::actor>(self));
+  for (auto& object : rt->store.objects_with_dataset(req->space, req->dataset)) {
+    if (!rt->link || !rt->link->remote_owner({req->space, object})) {
+      subscribe_unit(self, object);
+    }
+  }
+  if (rt->link && !member_part) {
+    auto part = view_query(req, true);
+    for (const auto& member : rt->link->members()) {
+      if (member == rt->link->self_id()) {
+        continue;
+      }
+      auto& src = st.members[member];
+      ++st.pending;
+      caf::actor me = caf::actor_cast<caf::actor>(self);
+      src.watch_id = rt->link->open_watch(member, *part, [me, member](watch_event ev) {
+        caf::anon_send(me, member_msg{member, std::move(ev)});
+      });
+      rt->upstreams.fetch_add(1);
+    }
+  }
+  flush(self, {}, false);
+  return {
+      [self](subscribe_msg& m) {
+        auto& st = self->state;
+        if (st.query) {
+          ++st.forwarded;
+          self->send(st.query, std::move(m));
+        } else {
+          st.waiting.push_back(std::move(m));
+        }
+      },
+      [self](unsubscribe_msg& m) {
+        auto& st = self->state;
+        if (st.query) {
+          self->send(st.query, std::move(m));
+          return;
+        }
+        std::erase_if(st.waiting,
+                      [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
+        if (st.waiting.empty() &&
+            st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
+                                     [self] { return self->mailbox().empty(); })) {
+          stop_sources(self);
+          self->quit();
+        }
+      },
+      [self](resync_msg& m) {
+        if (self->state.query) {
+          self->send(self->state.query, std::move(m));
+        }
+      },
+      [self](const query_idle_msg& m) {
+        auto& st = self->state;
+        if (st.query && st.forwarded == m.seen &&
+            caf::actor_cast<caf::actor_addr>(self->current_sender()) == st.query.address()) {
+          // Leave the registry first, so no subscribe reaches an actor that is going.
+          if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
+                                       [self] { return self->mailbox().empty(); })) {
+            self->send(st.query, stop_atom::value);
+            st.query = nullptr;
+            stop_sources(self);
+            self->quit();
+          }
+        }
+      },
+      [self](source_msg& m) { on_source(self, m); },
+      [self](member_msg& m) { on_member(self, m); },
+      [self](const unit_appeared_msg& m) { subscribe_unit(self, m.object); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windowed_request> req,
+                            bool member_part) {
+  return rt.sys->spawn(space_behavior, &rt, std::move(req), member_part);
+}
+
+void notify_unit_appeared(const caf::actor& view, std::string object) {
+  caf::anon_send(view, unit_appeared_msg{std::move(object)});
+}
+
+std::string space_view_key(const std::shared_ptr<const core::windowed_request>& req,
+                           bool member_part) {
+  return registry_key(*view_query(req, member_part));
+}
+
+}  // namespace weir::actors

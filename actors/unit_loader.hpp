@@ -1,0 +1,57 @@
+// weir::actors::unit_loader — reads units from the store off the actor threads. A unit's first
+// use must not stall a CAF worker: reading and parsing a million records takes most of a second.
+// The loader thread reads the unit, builds its records (parsing each once for its id and
+// identity) and hands the result to the shard, which meanwhile keeps its mail waiting.
+// Internal to actors/ (includes CAF).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <caf/actor.hpp>
+
+#include "core/record.hpp"
+#include "core/result.hpp"
+#include "store/durable_store.hpp"
+
+namespace weir::actors {
+
+/// A unit as the loader built it.
+struct unit_load {
+  std::uint64_t seq = 0;
+  bool deleted = false;
+  std::unordered_map<std::string, core::record_set> datasets;
+  std::optional<core::error> error;  ///< set when the unit could not be read
+};
+
+class unit_loader {
+ public:
+  explicit unit_loader(store::durable_store& store);
+  ~unit_loader();
+  unit_loader(const unit_loader&) = delete;
+  unit_loader& operator=(const unit_loader&) = delete;
+
+  /// Queues a load of `unit`; `shard` gets a loaded_msg with the result.
+  void load(store::unit_key unit, caf::actor shard);
+
+  /// Stops the thread; queued loads are dropped (their shards are being stopped too).
+  void stop();
+
+ private:
+  void run();
+
+  store::durable_store& store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<store::unit_key, caf::actor>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace weir::actors
