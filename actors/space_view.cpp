@@ -16,6 +16,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "core/version_id.hpp"
 #include "core/window_merge.hpp"
 
 namespace weir::actors {
@@ -197,7 +198,9 @@ void on_source(space_ptr self, source_msg& m) {
       src.ready = true;
       --st.pending;
     }
-    flush(self, {}, false);
+    // An object that joined while the view serves: its rows arrive with its first write (or
+    // writes), whose versionId the snapshot is as of.
+    flush(self, core::encode_version_id(m.snapshot->seq), false);
     return;
   }
   auto& u = *m.update;

@@ -100,6 +100,8 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.max_body_bytes = p->cfg.max_body_bytes;
   ho.allowed_origins = p->cfg.hub.allowed_origins;
   ho.allow_null_origin = p->cfg.hub.allow_null_origin;
+  ho.windowed_keep_alive_ms = p->cfg.windowed.keep_alive_ms;
+  ho.windowed_max_queue_bytes = p->cfg.windowed.max_queue_bytes;
   p->http = std::make_unique<gateway::http_server>(ho, *p->rt);
   if (auto r = p->http->start(); !r) {
     return std::move(r).error();

@@ -9,8 +9,15 @@ namespace weir::gateway {
 unsigned status_for(const core::error& e) {
   const auto& c = e.code;
   auto starts = [&](std::string_view p) { return c.rfind(p, 0) == 0; };
-  if (c == "record.not_found" || c == "object.not_found" || c == "route.not_found") {
+  if (c == "record.not_found" || c == "object.not_found" || c == "route.not_found" ||
+      c == "space.not_found") {
     return 404;
+  }
+  if (c == "object.deleted" || c == "record.deleted") {
+    return 410;
+  }
+  if (c == "access.rate_limited") {
+    return 429;
   }
   if (c == "method.not_allowed") {
     return 405;
@@ -32,7 +39,7 @@ unsigned status_for(const core::error& e) {
     return 500;
   }
   if (starts("request.") || starts("update.") || starts("filter.") || starts("batch.") ||
-      starts("record.") || starts("query.")) {
+      starts("record.") || starts("query.") || c == "object.id_required") {
     return 400;
   }
   return 500;

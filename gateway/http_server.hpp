@@ -23,6 +23,10 @@ struct http_options {
   /// Browser origins trusted besides the request's own (arc-hub §8; `query.allowedOrigins`).
   std::vector<std::string> allowed_origins;
   bool allow_null_origin = false;  ///< `Origin: null` (sandboxed pages, file://) trusted
+  /// Windowed streams: a `: keepalive` comment after this much silence (0: none).
+  std::int64_t windowed_keep_alive_ms = 25000;
+  /// Windowed streams: unwritten event bytes before `closed{overflow}`.
+  std::size_t windowed_max_queue_bytes = 16 << 20;
 };
 
 class http_server {

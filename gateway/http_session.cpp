@@ -15,12 +15,14 @@
 #include "core/query_health.hpp"
 #include "core/query_result.hpp"
 #include "core/sse_control.hpp"
+#include "core/record_rules.hpp"
 #include "core/url.hpp"
 #include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/sse_control_router.hpp"
 #include "gateway/sse_hub_session.hpp"
+#include "gateway/windowed_stream_session.hpp"
 #include "gateway/write_api.hpp"
 #include "gateway/ws_hub_session.hpp"
 
@@ -216,6 +218,26 @@ void http_session::handle(http::request<http::string_body>&& req) {
     handle_snapshot(*def, query);
     return;
   }
+  if (path == "/v1/auth") {
+    // windowed-subscribe §11: who the caller is. Without authentication every caller is
+    // authorized and anonymous, so the seed's client loop proceeds.
+    if (req.method() == http::verb::get || head_) {
+      respond(200, R"({"authorized":true,"accountId":""})");
+    } else {
+      respond(405, error_body(core::make_error("method.not_allowed", "this path accepts only GET",
+                                               {{"allow", "GET"}})),
+              false, "GET");
+    }
+    return;
+  }
+  if (auto w = match_windowed_route(std::string_view{req.method_string()}, path)) {
+    if (!*w) {
+      respond(405, error_body(w->error()), false, "POST");
+      return;
+    }
+    handle_windowed(req, std::move(w->value()));
+    return;
+  }
   auto route = match_write_route(std::string_view{req.method_string()}, path);
   if (!route) {
     const auto& e = route.error();
@@ -367,6 +389,103 @@ void http_session::on_snapshot(const actors::outbound_frame& f) {
   direct_.reset();  // one emission is all a snapshot needs
   snapshot_sink_.reset();
   respond(200, std::move(body));
+}
+
+/// Receives the answer of a windowed `…/query` and hands it to the session's strand.
+class http_session::windowed_snapshot_sink : public actors::windowed_sink {
+ public:
+  explicit windowed_snapshot_sink(std::weak_ptr<http_session> session)
+      : session_(std::move(session)) {}
+  void opened(std::shared_ptr<const std::string> snapshot) override {
+    post(std::move(snapshot), std::nullopt);
+  }
+  void event(std::shared_ptr<const std::string>) override {}
+  void closed(std::string_view) override {
+    post(nullptr, core::make_error("server.unavailable",
+                                   "the query ended before it answered; retry"));
+  }
+  void refused(core::error e) override { post(nullptr, std::move(e)); }
+
+ private:
+  void post(std::shared_ptr<const std::string> body, std::optional<core::error> e) {
+    if (auto s = session_.lock()) {
+      asio::post(s->stream_.get_executor(), [s, body = std::move(body), e = std::move(e)] {
+        s->on_windowed_snapshot(body, e);
+      });
+    }
+  }
+  std::weak_ptr<http_session> session_;
+};
+
+void http_session::handle_windowed(http::request<http::string_body>& req, windowed_route route) {
+  // windowed-subscribe §2's order: the space (1), then the body (2-8), then the subscription.
+  if (ctx_.draining) {
+    respond(503, error_body(core::make_error("server.unavailable",
+                                             "this node is shutting down; retry on another")));
+    return;
+  }
+  if (auto ok = core::validate_id(route.space, "space"); !ok) {
+    respond(404, error_body(core::make_error("space.not_found",
+                                             "space '" + route.space + "' not found",
+                                             {{"space", route.space}})));
+    return;
+  }
+  auto self = shared_from_this();
+  auto body = std::move(req.body());
+  auto space = route.space;
+  ctx_.rt.space_exists(space, [self, body = std::move(body),
+                               route = std::move(route)](bool exists) mutable {
+    asio::post(self->stream_.get_executor(),
+               [self, exists, body = std::move(body), route = std::move(route)]() mutable {
+                 if (!exists) {
+                   self->respond(404, error_body(core::make_error(
+                                          "space.not_found", "space " + route.space + " not found",
+                                          {{"space", route.space}})));
+                   return;
+                 }
+                 self->windowed_in_space(std::move(body), std::move(route));
+               });
+  });
+}
+
+void http_session::windowed_in_space(std::string body, windowed_route route) {
+  auto parsed = core::parse_windowed_request(route.scope, route.subscribe, route.space,
+                                             std::string_view{body});
+  if (!parsed) {
+    respond(status_for(parsed.error()), error_body(parsed.error()));
+    return;
+  }
+  auto req = std::make_shared<const core::windowed_request>(std::move(parsed.value()));
+  auto caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+  if (route.subscribe) {
+    // The stream takes the connection over; this session ends here.
+    std::make_shared<windowed_stream_session>(std::move(stream_), ctx_, version_, correlation_,
+                                              std::move(req), std::move(caller))
+        ->run();
+    return;
+  }
+  windowed_sink_ = std::make_shared<windowed_snapshot_sink>(weak_from_this());
+  auto q = actors::windowed_query::open(ctx_.rt, std::move(req), windowed_sink_, caller);
+  if (!q) {
+    windowed_sink_.reset();
+    respond(status_for(q.error()), error_body(q.error()));
+    return;
+  }
+  windowed_ = std::move(q.value());
+}
+
+void http_session::on_windowed_snapshot(std::shared_ptr<const std::string> body,
+                                        std::optional<core::error> error) {
+  if (!windowed_) {
+    return;  // answered already
+  }
+  windowed_.reset();
+  windowed_sink_.reset();
+  if (error) {
+    respond(status_for(*error), error_body(*error));
+  } else {
+    respond(200, *body);
+  }
 }
 
 bool http_session::origin_ok(const http::request<http::string_body>& req) const {

@@ -7,9 +7,11 @@
 
 #include "actors/direct_query.hpp"
 #include "actors/frame_sink.hpp"
+#include "actors/windowed_query.hpp"
 #include "core/query_definition.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/windowed_routes.hpp"
 
 namespace weir::gateway {
 
@@ -36,6 +38,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);
   class snapshot_sink;
+  void handle_windowed(http::request<http::string_body>& req, windowed_route route);
+  void windowed_in_space(std::string body, windowed_route route);
+  void on_windowed_snapshot(std::shared_ptr<const std::string> body,
+                            std::optional<core::error> error);
+  class windowed_snapshot_sink;
   void on_write(bool close, beast::error_code ec, std::size_t n);
 
   beast::tcp_stream stream_;
@@ -56,6 +63,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool snapshot_waiting_ = false;
   bool snapshot_wait_for_first_ = false;
   unsigned version_ = 11;
+  // A windowed `…/query` snapshot in progress: its subscription and the sink of its answer.
+  std::unique_ptr<actors::windowed_query> windowed_;
+  std::shared_ptr<actors::windowed_sink> windowed_sink_;
 };
 
 }  // namespace weir::gateway

@@ -510,8 +510,8 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
                       std::string(file) + ": the top level must be a mapping", std::move(details));
   }
   const json::object& root = doc.get_object();
-  const std::initializer_list<std::string_view> sections = {"node",  "http",    "store",
-                                                            "query", "cluster", "queries"};
+  const std::initializer_list<std::string_view> sections = {
+      "node", "http", "store", "query", "windowed", "cluster", "queries"};
   for (const auto& kv : root) {
     bool known = false;
     for (auto k : sections) {
@@ -540,6 +540,15 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "unitIdleMs", 10, 86400000, cfg.unit_idle_ms));
   }
   WEIR_TRY(read_hub(file, root, cfg.hub));
+  {
+    auto s = open_section(file, root, "windowed", {"keepAliveMs", "maxQueueBytes"});
+    if (!s) {
+      return std::move(s).error();
+    }
+    WEIR_TRY(assign(*s, "keepAliveMs", 0, 3600000, cfg.windowed.keep_alive_ms));
+    WEIR_TRY(assign(*s, "maxQueueBytes", 64 * 1024, std::int64_t{1024} << 20,
+                    cfg.windowed.max_queue_bytes));
+  }
   WEIR_TRY(read_cluster(file, root, cfg.cluster));
   WEIR_TRY(read_queries(file, root, cfg));
   return cfg;

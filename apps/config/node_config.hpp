@@ -41,6 +41,15 @@ struct hub_limits {
   bool allow_null_origin = false;  ///< allowNullOrigin: trust `Origin: null`
 };
 
+/// Windowed subscribe streams (windowed-subscribe §4, §7; YAML section `windowed`).
+struct windowed_settings {
+  /// keepAliveMs, 0..3600000: a `: keepalive` comment after this long without a frame; 0 off.
+  std::int64_t keep_alive_ms = 25000;
+  /// maxQueueBytes, 64 KiB..1 GiB: bytes of events a stream may hold unwritten (besides its
+  /// mailboxCapacity in events) before it closes with `overflow`.
+  std::size_t max_queue_bytes = 16 << 20;
+};
+
 /// One member of a cluster, as configured (YAML `cluster.members[]`, or `--member`).
 struct cluster_member {
   std::string id;    ///< stable node id (in Kubernetes: the StatefulSet pod name)
@@ -96,6 +105,7 @@ struct node_config {
   /// releases its memory (its actor stops; the next use reloads it from the store).
   std::int64_t unit_idle_ms = 60000;
   hub_limits hub;
+  windowed_settings windowed;
   cluster_settings cluster;
   std::vector<core::query_definition> queries;
 };

@@ -1,0 +1,284 @@
+// The windowed stream session (see windowed_stream_session.hpp). Everything runs on the
+// connection's strand; the sink calls from actor threads only post.
+//
+// The mailbox (§7): events not yet handed to a socket write count against the subscription's
+// mailboxCapacity (and their bytes against windowed.maxQueueBytes). An event that finds it full
+// ends the stream with `closed{overflow}`: the events it held are dropped, as the reference
+// does, since the client must start over from a new snapshot anyway. Nothing is dropped
+// silently.
+#include "gateway/windowed_stream_session.hpp"
+
+#include <cstdio>
+
+#include "gateway/http_errors.hpp"
+
+namespace weir::gateway {
+namespace {
+
+constexpr std::string_view changes_open = "event: changes\ndata: [";
+constexpr std::string_view changes_close = "]\n\n";
+constexpr std::string_view comma = ",";
+constexpr std::string_view keepalive = ": keepalive\n\n";
+constexpr std::string_view crlf = "\r\n";
+
+}  // namespace
+
+windowed_stream_session::windowed_stream_session(
+    beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
+    std::string correlation_id, std::shared_ptr<const core::windowed_request> req,
+    std::string caller)
+    : stream_(std::move(stream)),
+      ctx_(ctx),
+      version_(http_version),
+      correlation_id_(std::move(correlation_id)),
+      req_(std::move(req)),
+      caller_(std::move(caller)),
+      keep_alive_(stream_.get_executor()) {}
+
+windowed_stream_session::~windowed_stream_session() {
+  ctx_.remove(this);
+}
+
+void windowed_stream_session::run() {
+  stream_.expires_never();
+  ctx_.add(shared_from_this());
+  auto q = actors::windowed_query::open(ctx_.rt, req_, weak_from_this(), caller_);
+  if (!q) {
+    on_refused(std::move(q).error());
+    return;
+  }
+  query_ = std::move(q.value());
+  do_read();
+}
+
+void windowed_stream_session::opened(std::shared_ptr<const std::string> snapshot) {
+  asio::post(stream_.get_executor(), [self = shared_from_this(), s = std::move(snapshot)] {
+    self->on_opened(s);
+  });
+}
+
+void windowed_stream_session::event(std::shared_ptr<const std::string> ev) {
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this(), e = std::move(ev)] { self->on_event(e); });
+}
+
+void windowed_stream_session::closed(std::string_view reason) {
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this(), r = std::string{reason}] { self->on_closed(r); });
+}
+
+void windowed_stream_session::refused(core::error e) {
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this(), e = std::move(e)] { self->on_refused(e); });
+}
+
+void windowed_stream_session::on_refused(core::error e) {
+  if (started_ || closed_) {
+    return;
+  }
+  closed_ = true;
+  query_.reset();
+  auto res = std::make_shared<http::response<http::string_body>>(
+      static_cast<http::status>(status_for(e)), version_);
+  res->set(http::field::server, "weir");
+  res->set(http::field::content_type, "application/json");
+  res->set(http::field::cache_control, "no-store");
+  res->set("X-Correlation-ID", correlation_id_);
+  res->body() = error_body(e);
+  res->keep_alive(false);
+  res->prepare_payload();
+  stream_.expires_after(std::chrono::seconds(10));
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+                    });
+}
+
+void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snapshot) {
+  if (closed_ || started_) {
+    return;
+  }
+  if (closing_) {
+    return;  // the node began draining first: on_closed answers
+  }
+  started_ = true;
+  // ready is written once the subscription is registered, and flushed with the snapshot (§4).
+  head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
+  snapshot_ = std::move(snapshot);
+  res_.version(version_);
+  res_.result(http::status::ok);
+  res_.set(http::field::server, "weir");
+  res_.set(http::field::content_type, "text/event-stream");
+  res_.set(http::field::cache_control, "no-cache");
+  res_.set(http::field::connection, "keep-alive");
+  res_.set("X-Accel-Buffering", "no");
+  res_.set("X-Correlation-ID", correlation_id_);
+  res_.chunked(true);
+  serializer_.emplace(res_);
+  writing_ = true;
+  http::async_write_header(stream_, *serializer_,
+                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                             self->on_write(ec, false);
+                           });
+}
+
+void windowed_stream_session::on_event(std::shared_ptr<const std::string> ev) {
+  if (closing_ || closed_) {
+    return;
+  }
+  events_.push_back(std::move(ev));
+  event_bytes_ += events_.back()->size();
+  if (events_.size() > req_->mailbox_capacity ||
+      event_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
+    events_.clear();
+    event_bytes_ = 0;
+    on_closed("overflow");
+    return;
+  }
+  do_write();
+}
+
+void windowed_stream_session::on_closed(std::string reason) {
+  if (closing_ || closed_) {
+    return;
+  }
+  closing_ = true;
+  query_.reset();
+  keep_alive_.cancel();
+  if (!started_) {
+    // Not registered yet (the node is draining): nothing was sent, so the answer is an error.
+    closing_ = false;
+    on_refused(core::make_error("server.unavailable",
+                                "this node is shutting down; subscribe again on another"));
+    return;
+  }
+  close_frame_ = "event: closed\ndata: {\"reason\":\"" + reason + "\"}\n\n";
+  do_write();
+}
+
+void windowed_stream_session::do_read() {
+  // Nothing is expected from the client; the pending read notices when it goes away.
+  stream_.async_read_some(asio::buffer(read_buf_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (ec) {
+                              self->gone();
+                              return;
+                            }
+                            self->do_read();
+                          });
+}
+
+void windowed_stream_session::gone() {
+  if (closed_) {
+    return;
+  }
+  closed_ = true;
+  query_.reset();
+  keep_alive_.cancel();
+  events_.clear();
+  event_bytes_ = 0;
+  beast::error_code ec;
+  if (!writing_) {
+    stream_.socket().close(ec);
+  }
+}
+
+void windowed_stream_session::do_write() {
+  if (writing_ || closed_ || !header_written_) {
+    return;
+  }
+  buffers_.clear();
+  in_flight_.clear();
+  buffers_.emplace_back();  // the chunk-size line, filled in below
+  std::size_t bytes = 0;
+  auto add = [&](std::string_view s) {
+    buffers_.push_back(asio::buffer(s.data(), s.size()));
+    bytes += s.size();
+  };
+  if (!head_.empty()) {
+    add(head_);
+    add(*snapshot_);
+    add("\n\n");
+  }
+  if (!events_.empty()) {
+    // Every event held goes out as one frame (§4: a Wait drains the whole mailbox).
+    add(changes_open);
+    bool first = true;
+    for (auto& e : events_) {
+      if (!first) {
+        add(comma);
+      }
+      first = false;
+      add(*e);
+      in_flight_.push_back(std::move(e));
+    }
+    add(changes_close);
+    events_.clear();
+    event_bytes_ = 0;
+  }
+  bool last = false;
+  if (closing_) {
+    add(close_frame_);
+    last = true;
+  } else if (keepalive_due_ && bytes == 0) {
+    add(keepalive);
+  }
+  keepalive_due_ = false;
+  if (bytes == 0) {
+    return;
+  }
+  char line[24];
+  auto n = std::snprintf(line, sizeof line, "%zx\r\n", bytes);
+  chunk_line_.assign(line, static_cast<std::size_t>(n));
+  buffers_.front() = asio::buffer(chunk_line_);
+  buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
+  writing_ = true;
+  asio::async_write(stream_, buffers_,
+                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
+                      self->on_write(ec, last);
+                    });
+}
+
+void windowed_stream_session::on_write(beast::error_code ec, bool last) {
+  writing_ = false;
+  in_flight_.clear();
+  if (ec || closed_) {
+    gone();
+    beast::error_code ignore;
+    stream_.socket().close(ignore);
+    return;
+  }
+  if (!header_written_) {
+    header_written_ = true;  // the head chunk (ready, snapshot) goes next
+    do_write();
+    return;
+  }
+  head_.clear();
+  snapshot_.reset();
+  if (last) {
+    finish();
+    return;
+  }
+  keep_alive_.wrote(std::chrono::milliseconds{ctx_.opts.windowed_keep_alive_ms}, this);
+  do_write();
+}
+
+void windowed_stream_session::finish() {
+  // The terminal `closed` is out: end the chunked body, then the connection.
+  closed_ = true;
+  writing_ = true;
+  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
+  asio::async_write(stream_, *last,
+                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+                      self->stream_.socket().close(ec);
+                    });
+}
+
+void windowed_stream_session::keep_alive_ping() {
+  keepalive_due_ = true;
+  do_write();
+}
+
+}  // namespace weir::gateway

@@ -1,0 +1,90 @@
+// weir::gateway::windowed_stream_session — one windowed subscription stream
+// (POST …/query/subscribe, windowed-subscribe §4): answers the request with the error envelope
+// if the subscription cannot open, else with `200 text/event-stream`, `ready` and `snapshot`,
+// then `changes` frames that carry every event held at the time of the write (the mailbox is
+// drained into one frame), `: keepalive` comments in silence, and `closed` last. Internal to
+// gateway/.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/windowed_query.hpp"
+#include "actors/windowed_sink.hpp"
+#include "gateway/beast.hpp"
+#include "gateway/keep_alive_timer.hpp"
+#include "gateway/server_context.hpp"
+
+namespace weir::gateway {
+
+class windowed_stream_session : public actors::windowed_sink,
+                                public closable,
+                                public std::enable_shared_from_this<windowed_stream_session> {
+ public:
+  windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
+                          std::string correlation_id,
+                          std::shared_ptr<const core::windowed_request> req, std::string caller);
+  ~windowed_stream_session() override;
+
+  /// Opens the subscription; the answer follows once it is registered (or refused).
+  void run();
+
+  // windowed_sink (any thread)
+  void opened(std::shared_ptr<const std::string> snapshot) override;
+  void event(std::shared_ptr<const std::string> ev) override;
+  void closed(std::string_view reason) override;
+  void refused(core::error e) override;
+  // closable: the node drains (Decision 5: `closed{server_shutdown}`)
+  void shut_down() override { closed("server_shutdown"); }
+
+ private:
+  void on_opened(std::shared_ptr<const std::string> snapshot);
+  void on_event(std::shared_ptr<const std::string> ev);
+  void on_closed(std::string reason);
+  void on_refused(core::error e);
+  void do_read();
+  void do_write();
+  void on_write(beast::error_code ec, bool last);
+  void finish();
+  void gone();
+  // keep_alive_timer's questions and its action.
+  friend class keep_alive_timer;
+  bool keep_alive_closed() const { return closing_ || closed_; }
+  bool keep_alive_writing() const { return writing_; }
+  void keep_alive_ping();
+
+  beast::tcp_stream stream_;
+  server_context& ctx_;
+  unsigned version_;
+  std::string correlation_id_;
+  std::shared_ptr<const core::windowed_request> req_;
+  std::string caller_;
+  std::unique_ptr<actors::windowed_query> query_;
+
+  bool started_ = false;         // the 200 and ready/snapshot are queued
+  bool header_written_ = false;  // the 200's header is out: chunks may follow
+  bool writing_ = false;
+  bool closing_ = false;  // `closed` decided: written after what is queued, then the end
+  bool closed_ = false;   // the socket is done
+  std::string head_;      // `ready` and `snapshot`, before the first write
+  std::shared_ptr<const std::string> snapshot_;
+  std::deque<std::shared_ptr<const std::string>> events_;  // not yet handed to a write
+  std::size_t event_bytes_ = 0;
+  std::string close_frame_;  // set once `closed` is decided
+  bool keepalive_due_ = false;
+
+  // The write in flight: its buffers and the events they reference.
+  std::vector<std::shared_ptr<const std::string>> in_flight_;
+  std::vector<asio::const_buffer> buffers_;
+  std::string chunk_line_;
+  std::string scratch_;
+  http::response<http::empty_body> res_;
+  std::optional<http::response_serializer<http::empty_body>> serializer_;
+  std::array<char, 512> read_buf_{};
+  keep_alive_timer keep_alive_;
+};
+
+}  // namespace weir::gateway
