@@ -83,6 +83,7 @@ struct shard_state {
   store::unit_key unit;
   std::uint64_t seq = 0;  // last sequence handed to the store
   bool deleted = false;   // the object was deleted and nothing was written since (published)
+  std::int64_t last_modified_ms = 0;  // objects unit: the latest `modifiedAt` stamped
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
@@ -170,15 +171,17 @@ struct staged {
 };
 
 /// The server-maintained `modifiedAt` of a property document: milliseconds since the epoch,
-/// strictly growing per object even when writes land within one millisecond or the clock steps
-/// back.
-void stamp_modified(boost::json::object& doc, const boost::json::object* before) {
-  std::int64_t next = now_ms();
+/// strictly growing across the space's objects (the objects unit stamps them all) even when
+/// writes land within one millisecond or the clock steps back, so `-modifiedAt` orders objects
+/// by their last write.
+void stamp_modified(shard_state& st, boost::json::object& doc, const boost::json::object* before) {
+  std::int64_t next = std::max(now_ms(), st.last_modified_ms + 1);
   if (before) {
     if (const auto* prev = before->if_contains("modifiedAt"); prev && prev->is_int64()) {
       next = std::max(next, prev->get_int64() + 1);
     }
   }
+  st.last_modified_ms = next;
   doc["modifiedAt"] = next;
 }
 
@@ -217,7 +220,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
     auto [before, bdoc] = current(st, dataset, id);
     bdoc = doc_of(before, bdoc);
     if (property_document) {
-      stamp_modified(doc, bdoc.get());
+      stamp_modified(st, doc, bdoc.get());
     }
     auto ops = std::make_shared<const core::change_ops>(core::ops_for_replace(bdoc.get(), doc));
     out.push_back({std::move(dataset), std::move(id), std::move(before), std::move(bdoc),
@@ -779,6 +782,7 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
         }
         st.seq = u.seq;
         st.deleted = u.deleted;
+        st.last_modified_ms = u.last_modified_ms;
         for (auto& [name, records] : u.datasets) {
           st.data[name].records = std::move(records);
         }

@@ -1,6 +1,8 @@
 // unit_loader: one thread that reads and builds units for their shards.
 #include "actors/unit_loader.hpp"
 
+#include <algorithm>
+
 #include <caf/logger.hpp>
 #include <caf/send.hpp>
 
@@ -61,8 +63,15 @@ void unit_loader::run() {
     } else {
       out->seq = snap->seq;
       out->deleted = snap->deleted;
+      bool objects_unit = job.first.object.empty();
+      boost::json::object doc;
       for (auto& r : snap->records) {
-        auto rec = core::parse_record(r.json);
+        auto rec = core::parse_record(r.json, objects_unit ? &doc : nullptr);
+        if (rec && objects_unit) {
+          if (auto* m = doc.if_contains("modifiedAt"); m && m->is_int64()) {
+            out->last_modified_ms = std::max(out->last_modified_ms, m->get_int64());
+          }
+        }
         if (!rec || rec->id != r.id) {
           core::error e = core::make_error(
               "store.corrupt", "unit '" + job.first.space + "/" + job.first.object +

@@ -472,6 +472,17 @@ void http_session::windowed_in_space(std::string body, windowed_route route) {
     return;
   }
   windowed_ = std::move(q.value());
+  // The timer keeps this session alive until the answer comes; a query that never answers
+  // (its owner went away unnoticed) answers 503 instead of holding the request forever.
+  snapshot_timer_.expires_after(std::chrono::seconds{30});
+  snapshot_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->windowed_) {
+      return;
+    }
+    self->on_windowed_snapshot(nullptr, core::make_error("server.unavailable",
+                                                         "the query did not answer in time; "
+                                                         "retry"));
+  });
 }
 
 void http_session::on_windowed_snapshot(std::shared_ptr<const std::string> body,
@@ -481,6 +492,7 @@ void http_session::on_windowed_snapshot(std::shared_ptr<const std::string> body,
   }
   windowed_.reset();
   windowed_sink_.reset();
+  snapshot_timer_.cancel();
   if (error) {
     respond(status_for(*error), error_body(*error));
   } else {

@@ -259,7 +259,10 @@ void windowed_stream_session::on_write(beast::error_code ec, bool last) {
     finish();
     return;
   }
-  keep_alive_.wrote(std::chrono::milliseconds{ctx_.opts.windowed_keep_alive_ms}, this);
+  if (!closing_) {
+    // Not once `closed` is decided: an armed timer would hold this session past its end.
+    keep_alive_.wrote(std::chrono::milliseconds{ctx_.opts.windowed_keep_alive_ms}, this);
+  }
   do_write();
 }
 
@@ -267,6 +270,7 @@ void windowed_stream_session::finish() {
   // The terminal `closed` is out: end the chunked body, then the connection.
   closed_ = true;
   writing_ = true;
+  keep_alive_.cancel();
   auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
   asio::async_write(stream_, *last,
                     [self = shared_from_this(), last](beast::error_code ec, std::size_t) {

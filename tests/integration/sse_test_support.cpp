@@ -401,7 +401,7 @@ sse_client::sse_client(std::uint16_t port, options opts) : conn_(port, opts.loca
   if (!conn_.connected()) {
     return;
   }
-  conn_.send_all(build_request(port, opts.method, opts.target, opts.headers, ""));
+  conn_.send_all(build_request(port, opts.method, opts.target, opts.headers, opts.body));
   auto deadline = clock_type::now() + 5s;
   if (!read_head(conn_, deadline, res_)) {
     ADD_FAILURE() << "no response head from " << opts.method << " " << opts.target;

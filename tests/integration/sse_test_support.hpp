@@ -106,6 +106,7 @@ class sse_client {
     std::string local_address = "127.0.0.1";
     std::string method = "GET";
     std::string target = std::string{sse_hub_target};
+    std::string body;  ///< sent with Content-Length when not empty
   };
 
   /// Connects, sends the request and reads the response head. For a non-200 answer the body

@@ -1,0 +1,440 @@
+// Windowed subscriptions on a live node (windowed-subscribe §4–§9): the frames in order and
+// their exact shapes, includeTotal, each window transition on its own (an insert and the row it
+// displaces, an update across the window's edge, a delete and the row that backfills it, a
+// filter-out, an object deletion, an arrival before an offset window), projections on the
+// snapshot, docs and ops, keepalive comments, and overflow with a reader that stopped.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "test_support.hpp"
+#include "windowed_test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+
+struct node_with {
+  explicit node_with(const std::string& extra = "") : node(start_node(dir.path(), extra)) {
+    port = node->http_port();
+  }
+  temp_dir dir;
+  std::unique_ptr<app::node> node;
+  std::uint16_t port = 0;
+};
+
+/// PUT and return the versionId.
+std::string put(std::uint16_t port, const std::string& object, const std::string& id,
+                const std::string& body, const std::string& dataset = "msgs") {
+  return put_record(port, "t", object, dataset, id, body);
+}
+
+std::string del(std::uint16_t port, const std::string& object, const std::string& id) {
+  auto r = http(port, "DELETE", "/v1/spaces/t/objects/" + object + "/datasets/msgs/records/" + id);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  return std::string{r.json().as_object()["versionId"].as_string()};
+}
+
+std::string patch(std::uint16_t port, const std::string& object, const std::string& id,
+                  const std::string& body) {
+  auto r = http(port, "PATCH", "/v1/spaces/t/objects/" + object + "/datasets/msgs/records/" + id,
+                body, {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 200u) << r.body;
+  return std::string{r.json().as_object()["versionId"].as_string()};
+}
+
+std::vector<std::string> ids_of(const json::value& records) {
+  std::vector<std::string> out;
+  for (auto& r : records.as_array()) {
+    out.emplace_back(r.as_object().at("id").as_string());
+  }
+  return out;
+}
+
+/// The single event of the next `changes` frame.
+json::object next_event(windowed_stream& s) {
+  auto f = s.next();
+  if (!f) {
+    ADD_FAILURE() << "no changes frame";
+    return {};
+  }
+  EXPECT_EQ(f->event, "changes") << f->raw;
+  s.apply(*f);
+  EXPECT_EQ(f->data.as_array().size(), 1u) << f->raw;
+  return f->data.as_array().front().as_object();
+}
+
+json::array list(const json::object& ev, const char* name) {
+  auto* l = ev.if_contains(name);
+  return l ? l->as_array() : json::array{};
+}
+
+TEST(WindowedStream, FramesInOrderWithExactShapes) {
+  node_with n;
+  auto v1 = put(n.port, "c", "m1", R"({"text":"one"})");
+  auto v2 = put(n.port, "c", "m2", R"({"text":"two"})");
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["-_ver.id"],"limit":5})"};
+  ASSERT_EQ(s.status(), 200u);
+  EXPECT_EQ(s.client().header("content-type"), "text/event-stream");
+  EXPECT_EQ(s.client().header("cache-control"), "no-cache");
+  EXPECT_EQ(s.client().header("x-accel-buffering"), "no");
+  auto ready = s.next();
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->raw, "event: ready\ndata: {}");
+  auto snap = s.next();
+  ASSERT_TRUE(snap);
+  s.apply(*snap);
+  EXPECT_EQ(snap->raw, "event: snapshot\ndata: {\"records\":[{\"id\":\"m2\",\"text\":\"two\",\"_ver\":{\"id\":\"" +
+                           v2 + "\"}},{\"id\":\"m1\",\"text\":\"one\",\"_ver\":{\"id\":\"" + v1 +
+                           "\"}}]}");
+  // A create: added with its doc and the root multi-set op; nothing else in the event.
+  auto v3 = put(n.port, "c", "m3", R"({"text":"three","n":3})");
+  auto f = s.next();
+  ASSERT_TRUE(f);
+  s.apply(*f);
+  EXPECT_EQ(f->raw, "event: changes\ndata: [{\"versionId\":\"" + v3 +
+                        "\",\"added\":[{\"id\":\"m3\",\"doc\":{\"id\":\"m3\",\"text\":\"three\","
+                        "\"n\":3,\"_ver\":{\"id\":\"" +
+                        v3 +
+                        "\"}},\"ops\":[{\"type\":\"$set\",\"path\":[],\"payload\":{\"text\":"
+                        "\"three\",\"n\":3}}]}]}]");
+  // A PATCH: updated, with $set/$unset and $inc collapsed to the resulting $set.
+  auto v4 = patch(n.port, "c", "m3", R"({"$set":{"a.b":1},"$unset":{"text":true},"$inc":{"n":2}})");
+  auto ev = next_event(s);
+  EXPECT_EQ(ev.at("versionId"), json::value(v4));
+  EXPECT_FALSE(ev.contains("added"));
+  EXPECT_FALSE(ev.contains("removed"));
+  auto up = list(ev, "updated");
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].as_object().at("ops"),
+            json::parse(R"([{"type":"$set","path":["a","b"],"payload":1},)"
+                        R"({"type":"$unset","path":["text"]},)"
+                        R"({"type":"$set","path":["n"],"payload":5}])"));
+  EXPECT_EQ(up[0].as_object().at("doc"),
+            json::parse(R"({"id":"m3","n":5,"a":{"b":1},"_ver":{"id":")" + v4 + R"("}})"));
+  // The snapshot twin answers the same window.
+  auto q = windowed_query(n.port, "t", "object",
+                          R"({"objectId":"c","dataset":"msgs","sort":["-_ver.id"],"limit":5})");
+  ASSERT_EQ(q.status, 200u) << q.body;
+  EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
+  EXPECT_FALSE(q.json().as_object().contains("total"));
+}
+
+TEST(WindowedStream, IncludeTotalAddsTotalAndHasNextToTheSnapshotOnly) {
+  node_with n;
+  for (int i = 0; i < 7; ++i) {
+    put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + "}");
+  }
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":3,"offset":2,)"
+                    R"("includeTotal":true,"filter":{"n":{"$gte":1}}})"};
+  auto snap = s.open();
+  EXPECT_EQ(ids_of(snap.at("records")), (std::vector<std::string>{"m3", "m4", "m5"}));
+  EXPECT_EQ(snap.at("total"), 6);
+  EXPECT_EQ(snap.at("hasNext"), true);
+  put(n.port, "c", "m9", R"({"n":9})");  // past the window: no frame
+  put(n.port, "c", "m0", R"({"n":0})");  // filtered out: no frame
+  EXPECT_FALSE(s.next(300ms));
+  // The last page: hasNext false.
+  windowed_stream last{n.port, "t", "object",
+                       R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":10,"offset":4,)"
+                       R"("includeTotal":true,"filter":{"n":{"$gte":1}}})"};
+  auto snap2 = last.open();
+  EXPECT_EQ(snap2.at("total"), 7);
+  EXPECT_EQ(snap2.at("hasNext"), false);
+  auto q = windowed_query(n.port, "t", "object",
+                          R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":2,)"
+                          R"("includeTotal":true})");
+  EXPECT_EQ(q.json(), json::parse(q.body));
+  EXPECT_EQ(q.json().as_object().at("total"), 8);
+  EXPECT_EQ(q.json().as_object().at("hasNext"), true);
+}
+
+TEST(WindowedStream, AnInsertInsideTheWindowDisplacesTheLastRow) {
+  node_with n;
+  for (int i : {1, 3, 5}) {
+    put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + "}");
+  }
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":2})"};
+  EXPECT_EQ(ids_of(s.open().at("records")), (std::vector<std::string>{"m1", "m3"}));
+  auto v = put(n.port, "c", "m2", R"({"n":2})");
+  auto ev = next_event(s);
+  EXPECT_EQ(ev.at("versionId"), json::value(v));
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "m2");
+  EXPECT_TRUE(added[0].as_object().contains("ops"));
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"m3","reason":"displaced"}])"));
+  EXPECT_EQ(s.window().size(), 2u);
+}
+
+TEST(WindowedStream, AnUpdateAcrossTheEdgeMovesRowsBothWays) {
+  node_with n;
+  for (int i : {1, 2, 3, 4}) {
+    put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + "}");
+  }
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":2})"};
+  s.open();
+  // m1 leaves the window by its own sort change: displaced; m3 comes in without ops.
+  patch(n.port, "c", "m1", R"({"$set":{"n":10}})");
+  auto ev = next_event(s);
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"m1","reason":"displaced"}])"));
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "m3");
+  EXPECT_FALSE(added[0].as_object().contains("ops"));
+  // m4 jumps in front: added with the PATCH's ops, and m3 is displaced again.
+  patch(n.port, "c", "m4", R"({"$set":{"n":0}})");
+  ev = next_event(s);
+  added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "m4");
+  EXPECT_EQ(added[0].as_object().at("ops"),
+            json::parse(R"([{"type":"$set","path":["n"],"payload":0}])"));
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"m3","reason":"displaced"}])"));
+  EXPECT_EQ(s.window().size(), 2u);
+  EXPECT_TRUE(s.window().count("m4") && s.window().count("m2"));
+}
+
+TEST(WindowedStream, ADeleteInsideTheWindowIsBackfilledFromTheData) {
+  node_with n;
+  for (int i = 1; i <= 6; ++i) {
+    put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + "}");
+  }
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":3})"};
+  s.open();
+  // More departures than any one-row look-ahead could cover: every one is backfilled.
+  for (int i = 1; i <= 4; ++i) {
+    auto v = del(n.port, "c", "m" + std::to_string(i));
+    auto ev = next_event(s);
+    EXPECT_EQ(ev.at("versionId"), json::value(v));
+    EXPECT_EQ(list(ev, "removed"),
+              json::parse(R"([{"id":"m)" + std::to_string(i) + R"(","reason":"deleted"}])"));
+    auto added = list(ev, "added");
+    if (i + 3 <= 6) {
+      ASSERT_EQ(added.size(), 1u) << json::serialize(ev);
+      EXPECT_EQ(added[0].as_object().at("id"), json::value("m" + std::to_string(i + 3)));
+      EXPECT_FALSE(added[0].as_object().contains("ops"));  // a backfill carries no ops
+    } else {
+      EXPECT_TRUE(added.empty());
+    }
+  }
+  EXPECT_EQ(s.window().size(), 2u);
+}
+
+TEST(WindowedStream, AFilterOutIsRemovedWithItsReason) {
+  node_with n;
+  put(n.port, "c", "a", R"({"n":1,"color":"red"})");
+  put(n.port, "c", "b", R"({"n":2,"color":"red"})");
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":5,)"
+                    R"("filter":{"color":"red"}})"};
+  s.open();
+  patch(n.port, "c", "a", R"({"$set":{"color":"blue"}})");
+  auto ev = next_event(s);
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"a","reason":"filtered-out"}])"));
+  patch(n.port, "c", "a", R"({"$set":{"color":"red"}})");
+  ev = next_event(s);
+  ASSERT_EQ(list(ev, "added").size(), 1u);
+}
+
+TEST(WindowedStream, DeletingTheObjectSendsASyntheticRemovalThenClosed) {
+  node_with n;
+  put(n.port, "c", "a", R"({"n":1})");
+  put(n.port, "c", "b", R"({"n":2})");
+  put(n.port, "c", "x", R"({"n":9})", "other");
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":5})"};
+  s.open();
+  auto r = http(n.port, "DELETE", "/v1/spaces/t/objects/c");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto ev = next_event(s);
+  EXPECT_EQ(ev.at("versionId"), "");
+  EXPECT_EQ(list(ev, "removed"),
+            json::parse(R"([{"id":"a","reason":"deleted"},{"id":"b","reason":"deleted"}])"));
+  auto closed = s.next();
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed->raw, "event: closed\ndata: {\"reason\":\"object_deleted\"}");
+  EXPECT_TRUE(s.client().saw_last_chunk() || !s.next(1s));
+}
+
+TEST(WindowedStream, AnArrivalBeforeAnOffsetWindowShiftsItExactly) {
+  node_with n;
+  for (int i : {10, 20, 30, 40, 50}) {
+    put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + "}");
+  }
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":2,"offset":2})"};
+  EXPECT_EQ(ids_of(s.open().at("records")), (std::vector<std::string>{"m30", "m40"}));
+  // n=5 sorts before the offset: the window becomes [m20, m30] (a fresh query's answer).
+  put(n.port, "c", "m5", R"({"n":5})");
+  auto ev = next_event(s);
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "m20");
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"m40","reason":"displaced"}])"));
+  // A departure before the offset shifts it back.
+  del(n.port, "c", "m10");
+  ev = next_event(s);
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"m20","reason":"displaced"}])"));
+  EXPECT_EQ(list(ev, "added").size(), 1u);
+  auto q = windowed_query(n.port, "t", "object",
+                          R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":2,"offset":2})");
+  EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
+}
+
+TEST(WindowedStream, ProjectionShapesSnapshotDocsAndOps) {
+  node_with n;
+  put(n.port, "c", "a", R"({"n":1,"title":"A","secret":"x","meta":{"k":1,"hidden":2}})");
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["n"],"limit":5,)"
+                    R"("projection":{"title":1,"meta":1,"meta.hidden":0}})"};
+  auto snap = s.open();
+  auto& rec = snap.at("records").as_array().at(0).as_object();
+  EXPECT_EQ(rec.at("title"), "A");
+  EXPECT_EQ(rec.at("meta"), json::parse(R"({"k":1})"));
+  EXPECT_FALSE(rec.contains("secret"));
+  EXPECT_FALSE(rec.contains("n"));  // sorted by n, yet not shown
+  EXPECT_TRUE(rec.contains("_ver"));
+  patch(n.port, "c", "a", R"({"$set":{"secret":"y","title":"B","meta.hidden":3}})");
+  auto ev = next_event(s);
+  auto up = list(ev, "updated");
+  ASSERT_EQ(up.size(), 1u);
+  auto& u = up[0].as_object();
+  EXPECT_FALSE(u.at("doc").as_object().contains("secret"));
+  EXPECT_EQ(u.at("ops"), json::parse(R"([{"type":"$set","path":["title"],"payload":"B"}])"));
+  // A write wholly outside the projection: the doc changed (_ver), the ops went.
+  patch(n.port, "c", "a", R"({"$set":{"secret":"z"}})");
+  ev = next_event(s);
+  up = list(ev, "updated");
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_FALSE(up[0].as_object().contains("ops"));
+  // A create's root multi-set is filtered per key.
+  put(n.port, "c", "b", R"({"n":2,"title":"T","secret":"s"})");
+  ev = next_event(s);
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("ops"),
+            json::parse(R"([{"type":"$set","path":[],"payload":{"title":"T"}}])"));
+}
+
+TEST(WindowedStream, KeepaliveCommentsInSilence) {
+  node_with n{"windowed: { keepAliveMs: 150 }"};
+  put(n.port, "c", "a", R"({"n":1})");
+  windowed_stream s{n.port, "t", "object", R"({"objectId":"c","dataset":"msgs"})"};
+  s.open();
+  auto c = s.next(2s, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->raw, ": keepalive");
+  EXPECT_EQ(c->event, "");
+}
+
+TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
+  node_with n;
+  put(n.port, "c", "seed", R"({"n":0})");
+  windowed_stream s{n.port, "t", "object",
+                    R"({"objectId":"c","dataset":"msgs","sort":["-n"],"limit":1,)"
+                    R"("mailboxCapacity":16})"};
+  s.open();
+  // The client reads nothing while big writes pile up: the socket buffers fill, then the
+  // mailbox (16 events).
+  const std::string blob(200 * 1024, 'x');
+  // Four writers at once: the group commit shares their fsyncs.
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 1 + w; i <= 120; i += 4) {
+        put(n.port, "c", "r" + std::to_string(i),
+            R"({"n":)" + std::to_string(i) + R"(,"blob":")" + blob + "\"}");
+      }
+    });
+  }
+  for (auto& t : writers) {
+    t.join();
+  }
+  // Now read on: what the buffers held, then `closed{overflow}` and the end.
+  std::optional<std::string> reason;
+  int frames = 0;
+  while (auto f = s.next(5s)) {
+    s.apply(*f);
+    ++frames;
+    if (f->event == "closed") {
+      reason = s.closed_reason();
+      break;
+    }
+  }
+  ASSERT_TRUE(reason) << "no closed frame after " << frames << " frames";
+  EXPECT_EQ(*reason, "overflow");
+  EXPECT_LT(frames, 120);
+  // The node is fine: a new subscription starts from a fresh snapshot.
+  windowed_stream again{n.port, "t", "object",
+                        R"({"objectId":"c","dataset":"msgs","sort":["-n"],"limit":1})"};
+  EXPECT_EQ(ids_of(again.open().at("records")), (std::vector<std::string>{"r120"}));
+}
+
+TEST(WindowedStream, ObjectsRowsCarryModifiedAtAndSortByIt) {
+  node_with n;
+  for (auto o : {"p1", "p2", "p3"}) {
+    auto r = http(n.port, "PUT", std::string{"/v1/spaces/t/objects/"} + o, R"({"kind":"page"})");
+    ASSERT_EQ(r.status, 200u);
+  }
+  windowed_stream s{n.port, "t", "objects",
+                    R"({"sort":["-modifiedAt"],"limit":2,"filter":{"kind":"page"}})"};
+  auto snap = s.open();
+  EXPECT_EQ(ids_of(snap.at("records")), (std::vector<std::string>{"p3", "p2"}));
+  for (auto& r : snap.at("records").as_array()) {
+    EXPECT_TRUE(r.as_object().at("modifiedAt").is_int64());
+  }
+  // Writing p1 makes it the most recently changed object.
+  http(n.port, "PUT", "/v1/spaces/t/objects/p1", R"({"kind":"page","title":"new"})");
+  auto ev = next_event(s);
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "p1");
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"p2","reason":"displaced"}])"));
+  // Deleting an object: a synthetic removal on the objects stream, which stays open.
+  http(n.port, "DELETE", "/v1/spaces/t/objects/p1");
+  ev = next_event(s);
+  EXPECT_EQ(ev.at("versionId"), "");
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"p1","reason":"deleted"}])"));
+  EXPECT_EQ(list(ev, "added").size(), 1u);  // p2 backfills
+  EXPECT_FALSE(s.closed_reason());
+}
+
+TEST(WindowedStream, SpaceWideDatasetMergesEveryObjectsRows) {
+  node_with n;
+  put(n.port, "a", "1", R"({"n":1})");
+  put(n.port, "b", "1", R"({"n":5})");
+  windowed_stream s{n.port, "t", "datasets",
+                    R"({"dataset":"msgs","sort":["-n"],"limit":2,"includeTotal":true})"};
+  auto snap = s.open();
+  EXPECT_EQ(ids_of(snap.at("records")), (std::vector<std::string>{"b/1", "a/1"}));
+  EXPECT_EQ(snap.at("total"), 2);
+  // A new object joins the merge with its first record.
+  put(n.port, "c", "1", R"({"n":3})");
+  auto ev = next_event(s);
+  auto added = list(ev, "added");
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].as_object().at("id"), "c/1");
+  EXPECT_EQ(added[0].as_object().at("doc").as_object().at("id"), "c/1");
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"a/1","reason":"displaced"}])"));
+  // Deleting an object: its rows leave with versionId "", the stream stays, the window refills.
+  http(n.port, "DELETE", "/v1/spaces/t/objects/b");
+  ev = next_event(s);
+  EXPECT_EQ(ev.at("versionId"), "");
+  EXPECT_EQ(list(ev, "removed"), json::parse(R"([{"id":"b/1","reason":"deleted"}])"));
+  ASSERT_EQ(list(ev, "added").size(), 1u);
+  EXPECT_FALSE(s.closed_reason());
+  auto q = windowed_query(n.port, "t", "datasets", R"({"dataset":"msgs","sort":["-n"],"limit":2})");
+  EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
+}
+
+}  // namespace
+}  // namespace weir::test
