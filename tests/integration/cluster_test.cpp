@@ -20,6 +20,7 @@
 #include "core/query_definition.hpp"
 #include "core/rendezvous.hpp"
 #include "process_support.hpp"
+#include "cluster_support.hpp"
 #include "sse_test_support.hpp"
 #include "test_support.hpp"
 #include "weir/v1/data.grpc.pb.h"
@@ -30,131 +31,6 @@ namespace {
 
 namespace json = boost::json;
 using clock_type = std::chrono::steady_clock;
-
-class cluster3 {
- public:
-  static constexpr int n = 3;
-
-  /// `cluster_yaml`: extra keys of the `cluster` section, each line indented by two spaces.
-  explicit cluster3(const std::string& cluster_yaml = "") {
-    for (int i = 0; i < n; ++i) {
-      http_.push_back(free_port());
-      grpc_.push_back(free_port());
-    }
-    std::string members = "  members:\n";
-    for (int i = 0; i < n; ++i) {
-      members += "    - { id: " + ids_[i] + ", grpc: \"127.0.0.1:" + std::to_string(grpc_[i]) +
-                 "\", http: \"127.0.0.1:" + std::to_string(http_[i]) + "\" }\n";
-    }
-    for (int i = 0; i < n; ++i) {
-      std::ofstream f{config(i)};
-      f << "node:\n  http: \"127.0.0.1:" << http_[i] << "\"\n  grpc: \"127.0.0.1:" << grpc_[i]
-        << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
-        << members << "  heartbeatIntervalMs: 100\n  suspectAfterMs: 400\n  downAfterMs: 1000\n"
-        << cluster_yaml << default_queries_yaml();
-    }
-    procs_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      start(i);
-    }
-    for (int i = 0; i < n; ++i) {
-      EXPECT_TRUE(wait_state(i, i, "up", 15s)) << "node " << ids_[i] << " not up";
-    }
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        EXPECT_TRUE(wait_state(i, j, "up", 10s)) << ids_[i] << " does not see " << ids_[j];
-      }
-    }
-  }
-
-  ~cluster3() {
-    if (::testing::Test::HasFailure() || std::uncaught_exceptions() > 0) {
-      for (int i = 0; i < n; ++i) {
-        if (procs_[i]) {
-          std::printf("--- node %s stderr:\n%s\n", ids_[i].c_str(), procs_[i]->log().c_str());
-        }
-      }
-    }
-  }
-
-  std::string config(int i) const { return dir_.path() + "/" + ids_[i] + ".yaml"; }
-
-  void start(int i) {
-    procs_[i] = std::make_unique<weir_process>(
-        std::vector<std::string>{"--config", config(i), "--data-dir", dir_.path() + "/" + ids_[i]});
-  }
-  void kill(int i) { procs_[i]->kill(); }
-  weir_process& proc(int i) { return *procs_[i]; }
-
-  std::uint16_t port(int i) const { return http_[i]; }
-  std::uint16_t grpc_port(int i) const { return grpc_[i]; }
-  const std::string& id(int i) const { return ids_[i]; }
-
-  /// An object id in space "t" whose unit node `i` owns.
-  std::string object_owned_by(int i, const std::string& prefix) const {
-    std::vector<std::string> ids{ids_.begin(), ids_.end()};
-    for (int k = 0;; ++k) {
-      auto obj = prefix + std::to_string(k);
-      if (core::rendezvous_owner(ids, core::unit_name("t", obj)) == static_cast<std::size_t>(i)) {
-        return obj;
-      }
-    }
-  }
-
-  /// /cluster/health as node `i` answers it (null when it does not answer).
-  json::value health(int i) const {
-    auto r = http(http_[i], "GET", "/cluster/health");
-    if (r.status != 200 && r.status != 503) {
-      return nullptr;
-    }
-    return r.json();
-  }
-
-  /// Member `j` as node `i` reports it.
-  json::object member(int i, int j) const {
-    auto h = health(i);
-    if (!h.is_object()) {
-      return {};
-    }
-    for (auto& m : h.as_object()["members"].as_array()) {
-      if (m.as_object().at("id").as_string() == ids_[j]) {
-        return m.as_object();
-      }
-    }
-    return {};
-  }
-
-  bool wait_state(int i, int j, const std::string& state, std::chrono::milliseconds timeout) {
-    auto deadline = clock_type::now() + timeout;
-    while (clock_type::now() < deadline) {
-      auto m = member(i, j);
-      if (auto* s = m.if_contains("state"); s && s->is_string() && s->as_string() == state) {
-        return true;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-
-  /// Waits until `pred` holds for member `j` as node `i` reports it.
-  bool wait_member(int i, int j, const std::function<bool(const json::object&)>& pred,
-                   std::chrono::milliseconds timeout = 5s) {
-    auto deadline = clock_type::now() + timeout;
-    while (clock_type::now() < deadline) {
-      if (pred(member(i, j))) {
-        return true;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-
- private:
-  temp_dir dir_;
-  std::array<std::string, n> ids_{"a", "b", "c"};
-  std::vector<std::uint16_t> http_, grpc_;
-  std::vector<std::unique_ptr<weir_process>> procs_;
-};
 
 std::int64_t figure(const json::object& m, const char* key) {
   auto* v = m.if_contains(key);
