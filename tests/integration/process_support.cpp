@@ -163,4 +163,133 @@ std::uint16_t free_port() {
   return port;
 }
 
+child_process::child_process(std::vector<std::string> argv, std::vector<std::string> env) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2 failed";
+    return;
+  }
+  std::vector<char*> args;
+  for (auto& a : argv) {
+    args.push_back(a.data());
+  }
+  args.push_back(nullptr);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    envs.emplace_back(*e);
+  }
+  envs.insert(envs.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : envs) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  pid_t parent = getpid();
+  pid_ = fork();
+  if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) {
+      _exit(127);
+    }
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  if (pid_ < 0) {
+    close(out[0]);
+    close(err[0]);
+    ADD_FAILURE() << "fork failed";
+    return;
+  }
+  out_reader_ = std::thread([this, fd = out[0]] { pump(fd, true); });
+  err_reader_ = std::thread([this, fd = err[0]] { pump(fd, false); });
+}
+
+void child_process::pump(int fd, bool out) {
+  char buf[4096];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      break;
+    }
+    std::lock_guard lock{mu_};
+    if (!out) {
+      err_.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    partial_.append(buf, static_cast<std::size_t>(n));
+    for (auto nl = partial_.find('\n'); nl != std::string::npos; nl = partial_.find('\n')) {
+      lines_.push_back(partial_.substr(0, nl));
+      partial_.erase(0, nl + 1);
+    }
+    cv_.notify_all();
+  }
+  close(fd);
+  if (out) {
+    std::lock_guard lock{mu_};
+    out_eof_ = true;
+    cv_.notify_all();
+  }
+}
+
+std::optional<std::string> child_process::wait_line(
+    const std::function<bool(const std::string&)>& pred, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock{mu_};
+  for (;;) {
+    while (!lines_.empty()) {
+      auto line = std::move(lines_.front());
+      lines_.pop_front();
+      if (pred(line)) {
+        return line;
+      }
+    }
+    if (out_eof_) {
+      return std::nullopt;
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && lines_.empty()) {
+      return std::nullopt;
+    }
+  }
+}
+
+std::string child_process::stderr_text() {
+  std::lock_guard lock{mu_};
+  return err_;
+}
+
+bool child_process::running() {
+  if (pid_ <= 0) {
+    return false;
+  }
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+void child_process::kill() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  if (out_reader_.joinable()) {
+    out_reader_.join();
+  }
+  if (err_reader_.joinable()) {
+    err_reader_.join();
+  }
+}
+
+child_process::~child_process() {
+  kill();
+}
+
 }  // namespace weir::test

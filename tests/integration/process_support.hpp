@@ -6,6 +6,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -46,6 +49,37 @@ class weir_process {
   std::string log_;
   std::uint16_t port_ = 0;
   bool eof_ = false;
+};
+
+/// Any program as a child process (a Node.js client, say): its stdout read line by line, its
+/// stderr kept for failure messages; SIGKILLed at destruction at the latest.
+class child_process {
+ public:
+  /// Runs `argv` (argv[0] a path) with `env` added to this process's environment.
+  child_process(std::vector<std::string> argv, std::vector<std::string> env = {});
+  ~child_process();
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  /// The next stdout line that satisfies `pred` (earlier ones are skipped), or nullopt when
+  /// none comes within `timeout` or the program exited.
+  std::optional<std::string> wait_line(const std::function<bool(const std::string&)>& pred,
+                                       std::chrono::milliseconds timeout);
+  std::string stderr_text();
+  bool running();
+  void kill();
+
+ private:
+  void pump(int fd, bool out);
+
+  pid_t pid_ = -1;
+  std::thread out_reader_, err_reader_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> lines_;
+  std::string partial_;
+  std::string err_;
+  bool out_eof_ = false;
 };
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
