@@ -1,5 +1,6 @@
 // The demo: queries over a task board, bank accounts and a chat room in space "demo", seeded
-// once, then a writer that flips a task's state, moves money and posts a chat line each tick.
+// once, then a writer that flips a task's state, moves money and posts a chat line each tick
+// (the room keeps its last 500 lines: a history for windowed subscriptions to page through).
 #include "apps/demo.hpp"
 
 #include <chrono>
@@ -125,7 +126,33 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
     boost::json::object a{{"id", id}, {"name", people[i]}, {"balance", 100 * (i + 1)}};
     write_sync(rt_, put("bank", "accounts", id, boost::json::serialize(a)));
   }
-  std::uint64_t msg = 0;
+  // The chat room: a history worth windowing (200 lines at start, up to 500 kept), written as
+  // this run's messages so a restart on old data adds to it instead of overwriting it.
+  write_sync(rt_, put("lobby", "", "", R"({"name":"Lobby","kind":"room"})"));
+  auto run_id = std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  auto message = [&](std::uint64_t n) {
+    return boost::json::object{{"id", "m-" + run_id + "-" + std::to_string(n)},
+                               {"from", people[rng() % 5]},
+                               {"text", lines[rng() % 7]}};
+  };
+  constexpr std::uint64_t history = 200, kept = 500;
+  {
+    boost::json::array seed_lines;
+    for (std::uint64_t n = 1; n <= history; ++n) {
+      seed_lines.push_back(message(n));
+    }
+    actors::write_command c;
+    c.kind = actors::write_kind::batch;
+    c.space = "demo";
+    c.object = "lobby";
+    c.dataset = "messages";
+    c.body = boost::json::object{{"upsert", std::move(seed_lines)}};
+    write_sync(rt_, std::move(c));
+  }
+  std::uint64_t msg = history;
   while (!stop_) {
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{period_ms};
     {
@@ -152,17 +179,16 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
     }
     {
       ++msg;
-      boost::json::object m{{"id", "m" + std::to_string(msg)},
-                            {"from", people[rng() % 5]},
-                            {"text", lines[rng() % 7]}};
+      auto m = message(msg);
       actors::write_command c;
       c.kind = actors::write_kind::batch;
       c.space = "demo";
       c.object = "lobby";
       c.dataset = "messages";
       boost::json::object body{{"upsert", boost::json::array{m}}};
-      if (msg > 20) {
-        body["delete"] = boost::json::array{"m" + std::to_string(msg - 20)};
+      if (msg > kept) {
+        body["delete"] = boost::json::array{
+            boost::json::string{"m-" + run_id + "-" + std::to_string(msg - kept)}};
       }
       c.body = std::move(body);
       write_sync(rt_, std::move(c));

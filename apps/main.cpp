@@ -15,6 +15,7 @@
 #include "apps/demo.hpp"
 #include "apps/node.hpp"
 #include "apps/watch_client.hpp"
+#include "apps/windowed_client.hpp"
 
 namespace {
 
@@ -31,6 +32,15 @@ constexpr const char* usage = R"(usage:
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
       Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
       (Connected included); --frames N stops after N frames.
+  weir query-subscribe SPACE [OBJECT] (--dataset NAME | --properties) [--filter JSON]
+             [--sort [-]PATH]... [--limit N] [--offset N] [--total] [--projection JSON]
+             [--mailbox N] [--url http://HOST:PORT] [--frames N]
+      Opens a windowed subscription and prints one JSON object per frame
+      ({"event":…,"data":…}), so the stream pipes through jq. OBJECT with --dataset: that
+      object's dataset; --dataset alone: the dataset across every object of the space
+      (ids OBJECT/ID); --properties: the objects, one row per object. Ends at `closed`.
+  weir query SPACE [OBJECT] (--dataset NAME | --properties) [same options]
+      The same request as a snapshot: prints {records, total?, hasNext?}.
   weir version
 )";
 
@@ -225,6 +235,78 @@ int watch(int argc, char** argv) {
   return weir::app::run_watch(o);
 }
 
+int windowed(int argc, char** argv, bool subscribe) {
+  const char* cmd = subscribe ? "weir query-subscribe" : "weir query";
+  weir::app::windowed_options o;
+  std::vector<std::string> positional;
+  auto number = [&](const std::string& flag, const std::string& v) -> std::optional<long long> {
+    char* end = nullptr;
+    auto n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0') {
+      std::cerr << cmd << ": " << flag << " wants a number\n";
+      return std::nullopt;
+    }
+    return n;
+  };
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      positional.push_back(a);
+      continue;
+    }
+    if (a == "--properties") {
+      o.properties = true;
+      continue;
+    }
+    if (a == "--total") {
+      o.total = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::cerr << cmd << ": " << a << " needs a value\n" << usage;
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--dataset") {
+      o.dataset = v;
+    } else if (a == "--filter") {
+      o.filter = v;
+    } else if (a == "--projection") {
+      o.projection = v;
+    } else if (a == "--sort") {
+      o.sort.push_back(v);
+    } else if (a == "--url") {
+      o.url = v;
+    } else if (a == "--limit" || a == "--offset" || a == "--mailbox" || a == "--frames") {
+      auto n = number(a, v);
+      if (!n) {
+        return 2;
+      }
+      if (a == "--limit") {
+        o.limit = n;
+      } else if (a == "--offset") {
+        o.offset = n;
+      } else if (a == "--mailbox") {
+        o.mailbox = n;
+      } else {
+        o.frames = static_cast<long>(*n);
+      }
+    } else {
+      std::cerr << cmd << ": unknown option " << a << "\n" << usage;
+      return 2;
+    }
+  }
+  if (positional.empty() || positional.size() > 2) {
+    std::cerr << cmd << ": give SPACE and, for one object's dataset, OBJECT\n" << usage;
+    return 2;
+  }
+  o.space = positional[0];
+  if (positional.size() == 2) {
+    o.object = positional[1];
+  }
+  return subscribe ? weir::app::run_query_subscribe(o) : weir::app::run_query(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,6 +320,12 @@ int main(int argc, char** argv) {
   }
   if (cmd == "watch") {
     return watch(argc - 2, argv + 2);
+  }
+  if (cmd == "query-subscribe") {
+    return windowed(argc - 2, argv + 2, true);
+  }
+  if (cmd == "query") {
+    return windowed(argc - 2, argv + 2, false);
   }
   if (cmd == "version" || cmd == "--version") {
     std::cout << "weir " << weir::app::weir_version << "\n";
