@@ -600,7 +600,13 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
   if (it == ds.indexes.end()) {
     index_entry e;
     e.idx = std::make_unique<index_type>(order);
+    auto t0 = clock_type::now();
     e.idx->build(ds.records.begin(), ds.records.end());
+    if (auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+        ms >= 500) {
+      std::fprintf(stderr, "weir: built the index %s of %zu records in %.0f ms\n", key.c_str(),
+                   ds.records.size(), ms);
+    }
     it = ds.indexes.emplace(std::move(key), std::move(e)).first;
   }
   return it->second;

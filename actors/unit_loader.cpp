@@ -1,12 +1,18 @@
 // unit_loader: one thread that reads and builds units for their shards.
 #include "actors/unit_loader.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
 
 #include <caf/logger.hpp>
 #include <caf/send.hpp>
 
 #include "actors/messages.hpp"
+#include "core/json_scan.hpp"
 
 namespace weir::actors {
 
@@ -57,31 +63,61 @@ void unit_loader::run() {
       queue_.pop_front();
     }
     auto out = std::make_shared<unit_load>();
-    auto snap = store_.load_unit(job.first);
-    if (!snap) {
-      out->error = std::move(snap).error();
-    } else {
-      out->seq = snap->seq;
-      out->deleted = snap->deleted;
-      bool objects_unit = job.first.object.empty();
-      boost::json::object doc;
-      for (auto& r : snap->records) {
-        auto rec = core::parse_record(r.json, objects_unit ? &doc : nullptr);
-        if (rec && objects_unit) {
-          if (auto* m = doc.if_contains("modifiedAt"); m && m->is_int64()) {
-            out->last_modified_ms = std::max(out->last_modified_ms, m->get_int64());
+    auto T0 = std::chrono::steady_clock::now();
+    bool objects_unit = job.first.object.empty();
+    core::record_set* current = nullptr;
+    std::string current_name;
+    auto snap = store_.load_unit(job.first, [&](std::string_view dataset, std::string_view id,
+                                                std::string&& json) {
+      if (out->error) {
+        return;
+      }
+      if (!current || dataset != current_name) {
+        current_name = std::string{dataset};
+        current = &out->datasets[current_name];
+      }
+      // Only its id and identity are read (no document is built), and the text is moved.
+      if (objects_unit) {
+        if (auto m = core::scan_path(json, {std::string{"modifiedAt"}}); m && !m->empty()) {
+          std::int64_t v = 0;
+          auto [ptr, ec] = std::from_chars(m->data(), m->data() + m->size(), v);
+          if (ec == std::errc{} && ptr == m->data() + m->size()) {
+            out->last_modified_ms = std::max(out->last_modified_ms, v);
           }
         }
-        if (!rec || rec->id != r.id) {
-          core::error e = core::make_error(
-              "store.corrupt", "unit '" + job.first.space + "/" + job.first.object +
-                                   "' holds an unreadable record '" + r.dataset + "/" + r.id + "'");
-          out->error = std::move(e);
-          break;
-        }
-        out->datasets[r.dataset].insert(std::move(rec));
       }
-      snap->records.clear();
+      auto rec = core::record_from_text(std::move(json));
+      if (!rec || rec->id != id) {
+        out->error = core::make_error(
+            "store.corrupt", "unit '" + job.first.space + "/" + job.first.object +
+                                 "' holds an unreadable record '" + std::string{dataset} + "/" +
+                                 std::string{id} + "'");
+        return;
+      }
+      current->insert(std::move(rec));
+    });
+    if (!snap) {
+      out->error = std::move(snap).error();
+    } else if (!out->error) {
+      out->seq = snap->seq;
+      out->deleted = snap->deleted;
+    }
+    if (out->error) {
+      out->datasets.clear();
+    }
+    // Reading a big unit churns through the heap (RocksDB blocks, parser buffers): give what
+    // is free back to the system, so a node's memory follows what it holds.
+    malloc_trim(0);
+    if (auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T0)
+                      .count();
+        ms >= 500 && !out->error) {
+      // Big units are worth knowing about: their first use waits this long.
+      std::size_t n = 0;
+      for (auto& [name, records] : out->datasets) {
+        n += records.size();
+      }
+      std::fprintf(stderr, "weir: loaded unit '%s/%s' (%zu records) in %.0f ms\n",
+                   job.first.space.c_str(), job.first.object.c_str(), n, ms);
     }
     caf::anon_send(job.second, loaded_msg{std::move(out)});
     job.second = nullptr;

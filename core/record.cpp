@@ -4,6 +4,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/json_scan.hpp"
+
 namespace weir::core {
 namespace {
 
@@ -33,6 +35,38 @@ record_ptr make_record(const boost::json::object& doc) {
   fill(*r, doc);
   r->json = boost::json::serialize(doc);
   r->json.shrink_to_fit();
+  return r;
+}
+
+record_ptr make_record_from(const boost::json::object& doc, std::string json) {
+  auto* id = doc.if_contains("id");
+  if (!id || !id->is_string()) {
+    return nullptr;
+  }
+  auto r = std::make_shared<record>();
+  fill(*r, doc);
+  r->json = std::move(json);
+  return r;
+}
+
+record_ptr record_from_text(std::string json) {
+  int id_keys = 0;
+  bool escaped = false;
+  bool ok = scan_keys(json, [&](std::string_view k) {
+    escaped = escaped || k.find('\\') != std::string_view::npos;
+    id_keys += is_id_key(k) ? 1 : 0;
+  });
+  auto raw_id = ok && !escaped ? scan_path(json, {std::string{"id"}}) : std::nullopt;
+  if (!raw_id || raw_id->size() < 2 || raw_id->front() != '"' ||
+      raw_id->find('\\') != std::string_view::npos) {
+    // Escapes or an unusual shape: let the parser decide.
+    const auto& doc = thread_doc_reader().read(json);
+    return make_record_from(doc, std::move(json));
+  }
+  auto r = std::make_shared<record>();
+  r->id = std::string{raw_id->substr(1, raw_id->size() - 2)};
+  r->has_identity = id_keys == 1 && !r->id.empty();
+  r->json = std::move(json);
   return r;
 }
 

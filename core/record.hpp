@@ -53,6 +53,15 @@ using record_set = std::unordered_set<record_ptr, record_id_hash, record_id_equa
 /// Builds a record from a document that already carries a string "id" (and `_ver`).
 record_ptr make_record(const boost::json::object& doc);
 
+/// Builds a record from its stored text and that text's parsed document (`doc` must be
+/// `json` parsed). Returns nullptr when the document has no string id.
+record_ptr make_record_from(const boost::json::object& doc, std::string json);
+
+/// Builds a record from stored JSON text, reading its id and identity with core/json_scan when
+/// the text allows (no document is built), else with a full parse. nullptr when the text is not
+/// an object with a string id.
+record_ptr record_from_text(std::string json);
+
 /// Parses stored JSON text back into a record (a unit loaded from disk, a change received from
 /// another node). Returns nullptr when the text is not a JSON object with a string id. When
 /// `doc` is given it receives the parsed document.

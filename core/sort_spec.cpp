@@ -1,6 +1,10 @@
 // Sort specifications and the JSON total order (see sort_spec.hpp).
 #include "core/sort_spec.hpp"
 
+#include <boost/json/parse.hpp>
+
+#include "core/json_scan.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -250,6 +254,16 @@ int sort_spec::compare(const boost::json::object& a, const boost::json::object& 
 
 namespace {
 
+/// A string's summary: its type class, then its first seven bytes, big-endian (byte-wise order
+/// on what fits, ties beyond).
+std::uint64_t string_prefix(std::string_view s) {
+  std::uint64_t payload = 0;
+  for (std::size_t i = 0; i < 7; ++i) {
+    payload = (payload << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
+  }
+  return (std::uint64_t{2} << 61) | (payload << 5);
+}
+
 /// Order-preserving 61-bit summary of one value (see sort_position): the type class in the top
 /// three bits, then what fits of the value.
 std::uint64_t value_prefix(const boost::json::value* v) {
@@ -273,15 +287,8 @@ std::uint64_t value_prefix(const boost::json::value* v) {
       payload = u >> 3;  // never 0 for a non-NaN number
       break;
     }
-    case 2: {
-      // The first seven bytes, big-endian: byte-wise order on what fits, ties beyond.
-      std::string_view s = v->get_string();
-      for (std::size_t i = 0; i < 7; ++i) {
-        payload = (payload << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0u);
-      }
-      payload <<= 5;
-      break;
-    }
+    case 2:
+      return string_prefix(v->get_string());
     case 5:
       payload = v->get_bool() ? 1 : 0;
       break;
@@ -292,6 +299,68 @@ std::uint64_t value_prefix(const boost::json::value* v) {
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> sort_spec::prefix_of_text(std::string_view json) const {
+  static const std::vector<std::string> id_path{"id"};
+  const auto& segs = paths_.empty() ? id_path : paths_[0].segments();
+  if (segs.empty()) {
+    auto p = value_prefix(nullptr);  // a malformed path sorts every record as missing
+    return !paths_.empty() && keys_[0].descending ? ~p : p;
+  }
+  for (auto idx : paths_.empty() ? std::vector<std::size_t>{} : paths_[0].indexes()) {
+    if (idx != json_path::not_an_index) {
+      return std::nullopt;  // an index segment may enter an array
+    }
+  }
+  auto raw = scan_path(json, segs);
+  if (!raw) {
+    return std::nullopt;
+  }
+  std::uint64_t p = 0;
+  if (raw->empty()) {
+    p = value_prefix(nullptr);
+  } else {
+    switch (raw->front()) {
+      case '"': {
+        auto body = raw->substr(1, raw->size() - 2);
+        if (body.find('\\') != std::string_view::npos) {
+          return std::nullopt;
+        }
+        p = string_prefix(body);
+        break;
+      }
+      case 't':
+      case 'f': {
+        boost::json::value v = raw->front() == 't';
+        p = value_prefix(&v);
+        break;
+      }
+      case 'n':
+        p = value_prefix(nullptr);
+        break;
+      case '{': {
+        boost::json::value v = boost::json::object{};
+        p = value_prefix(&v);
+        break;
+      }
+      case '[': {
+        boost::json::value v = boost::json::array{};
+        p = value_prefix(&v);
+        break;
+      }
+      default: {
+        boost::system::error_code ec;
+        auto v = boost::json::parse(*raw, ec);
+        if (ec || !v.is_number()) {
+          return std::nullopt;
+        }
+        p = value_prefix(&v);
+        break;
+      }
+    }
+  }
+  return !paths_.empty() && keys_[0].descending ? ~p : p;
+}
 
 std::uint64_t sort_spec::prefix_of(const boost::json::object& doc) const {
   if (paths_.empty()) {

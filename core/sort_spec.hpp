@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,10 @@ class sort_spec {
 
   /// Only the prefix of position_of(doc) (cheaper: reads the first key alone).
   std::uint64_t prefix_of(const boost::json::object& doc) const;
+
+  /// The same prefix read straight from a record's JSON text (core/json_scan), or nullopt when
+  /// the text needs a full parse for it (an escaped string, an array index in the path…).
+  std::optional<std::uint64_t> prefix_of_text(std::string_view json) const;
 
   /// compare() on positions taken from documents.
   int compare(const sort_position& a, const sort_position& b) const;

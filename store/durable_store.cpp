@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <functional>
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -176,7 +177,8 @@ core::result<std::unique_ptr<durable_store>> durable_store::open(options opts) {
   return std::unique_ptr<durable_store>(new durable_store(std::move(p)));
 }
 
-core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
+core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit,
+                                                     const record_visitor& visit) {
   unit_snapshot snap;
   std::string v;
   auto st = impl_->db->Get(rocksdb::ReadOptions{}, seq_key(unit), &v);
@@ -192,7 +194,12 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
     return core::make_error("store.read_failed", "cannot read unit state: " + st.ToString());
   }
   auto prefix = unit_prefix(unit);
-  std::unique_ptr<rocksdb::Iterator> it{impl_->db->NewIterator(rocksdb::ReadOptions{})};
+  rocksdb::ReadOptions ro;
+  // A whole unit is read once, front to back: read ahead, and keep it out of the block cache
+  // (the shard holds the records from here on).
+  ro.readahead_size = 2 << 20;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it{impl_->db->NewIterator(ro)};
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     auto rest = it->key();
     rest.remove_prefix(prefix.size());
@@ -201,8 +208,7 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit) {
     if (pos == std::string_view::npos) {
       continue;
     }
-    snap.records.push_back(stored_record{std::string{s.substr(0, pos)},
-                                         std::string{s.substr(pos + 1)}, it->value().ToString()});
+    visit(s.substr(0, pos), s.substr(pos + 1), it->value().ToString());
   }
   if (!it->status().ok()) {
     return core::make_error("store.read_failed", "cannot read unit: " + it->status().ToString());

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,12 +46,15 @@ struct stored_record {
   std::string json;
 };
 
-/// A unit as loaded from disk at activation.
+/// A unit's state as loaded from disk at activation (its records go to the visitor).
 struct unit_snapshot {
   std::uint64_t seq = 0;
   bool deleted = false;  ///< its object was deleted and nothing was written since
-  std::vector<stored_record> records;
 };
+
+/// Receives each record of a unit being loaded: dataset, id, and the JSON text (movable).
+using record_visitor = std::function<void(std::string_view dataset, std::string_view id,
+                                          std::string&& json)>;
 
 /// Called on the writer thread once the batch is durable (or failed). Must not block.
 using commit_callback = std::function<void(core::result<void>)>;
@@ -69,8 +74,9 @@ class durable_store {
   durable_store(const durable_store&) = delete;
   durable_store& operator=(const durable_store&) = delete;
 
-  /// Reads a whole unit (blocking; called off the actor threads when its shard starts).
-  core::result<unit_snapshot> load_unit(const unit_key& unit);
+  /// Reads a whole unit (blocking; called off the actor threads when its shard starts), handing
+  /// each record to `visit` in key order as it is read.
+  core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit);
 
   /// Whether anything was ever written to `space` on this node (a few key reads).
   bool has_space(const std::string& space) const;

@@ -1,0 +1,335 @@
+// weir_window — the windowed-subscribe benchmark's client (bench/window drives it). It speaks
+// only the public HTTP API and links nothing of the node:
+//
+//   weir_window load    --port P --count N [--batch 5000] [--payload 60] [--object room]
+//       writes N records of about `payload` bytes into space "bench", dataset "msgs", through
+//       the batch API; prints {"loaded":N,"seconds":…}.
+//   weir_window open    --port P --body JSON [--scope object|objects|datasets]
+//       opens a windowed subscription and prints {"ms_to_snapshot":…,"records":…} (the time from
+//       sending the POST to the whole snapshot frame), then leaves.
+//   weir_window latency --port P --body JSON --rate R --seconds S [--object room]
+//       opens the subscription, then writes R records/s for S seconds on one keep-alive
+//       connection, and matches each write to the `changes` frame that adds it; prints
+//       {"writes":…,"matched":…,"p50_ms":…,"p90_ms":…,"p99_ms":…,"max_ms":…}.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <boost/json/src.hpp>
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+struct options {
+  std::string host = "127.0.0.1";
+  std::string port = "8080";
+  std::string scope = "object";
+  std::string body;
+  std::string object = "room";
+  long count = 0;
+  long batch = 5000;
+  long payload = 60;
+  double rate = 100;
+  double seconds = 5;
+};
+
+std::string path_for(const std::string& scope, bool subscribe) {
+  std::string p = "/v1/spaces/bench";
+  if (scope == "objects" || scope == "datasets") {
+    p += "/" + scope;
+  }
+  return p + (subscribe ? "/query/subscribe" : "/query");
+}
+
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
+
+/// A record of about `payload` bytes: {"id":…,"text":"…","_ver":{…}}.
+json::object make_row(const std::string& id, long payload) {
+  json::object r;
+  r["id"] = id;
+  auto fill = payload > 40 ? payload - 40 : 1;
+  r["text"] = std::string(static_cast<std::size_t>(fill), 'x');
+  return r;
+}
+
+class connection {
+ public:
+  explicit connection(const options& o) : stream_(ioc_) {
+    tcp::resolver resolver{ioc_};
+    stream_.connect(resolver.resolve(o.host, o.port));
+    host_ = o.host + ":" + o.port;
+  }
+  http::response<http::string_body> request(http::verb verb, const std::string& target,
+                                            const std::string& body) {
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, host_);
+    req.set(http::field::content_type, "application/json");
+    req.keep_alive(true);
+    req.body() = body;
+    req.prepare_payload();
+    http::write(stream_, req);
+    http::response<http::string_body> res;
+    http::read(stream_, buf_, res);
+    return res;
+  }
+
+ private:
+  asio::io_context ioc_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  std::string host_;
+};
+
+/// A windowed stream: sends the POST, then hands out SSE events as they arrive.
+class stream {
+ public:
+  stream(const options& o, const std::string& body) : sock_(ioc_) {
+    tcp::resolver resolver{ioc_};
+    asio::connect(sock_, resolver.resolve(o.host, o.port));
+    http::request<http::string_body> req{http::verb::post, path_for(o.scope, true), 11};
+    req.set(http::field::host, o.host + ":" + o.port);
+    req.set(http::field::content_type, "application/json");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(sock_, req);
+    parser_.body_limit(boost::none);
+    http::read_header(sock_, buf_, parser_);
+    if (parser_.get().result_int() != 200) {
+      throw std::runtime_error("subscribe answered " + std::to_string(parser_.get().result_int()));
+    }
+  }
+
+  /// The next event's text ("event: …\ndata: …"); empty at the end of the stream.
+  std::string next() {
+    for (;;) {
+      auto end = pending_.find("\n\n");
+      if (end != std::string::npos) {
+        auto ev = pending_.substr(0, end);
+        pending_.erase(0, end + 2);
+        if (!ev.empty() && ev.front() == ':') {
+          continue;  // keepalive
+        }
+        return ev;
+      }
+      if (parser_.is_done()) {
+        return {};
+      }
+      char chunk[65536];
+      parser_.get().body().data = chunk;
+      parser_.get().body().size = sizeof chunk;
+      beast::error_code ec;
+      http::read_some(sock_, buf_, parser_, ec);
+      if (ec == http::error::need_buffer) {
+        ec = {};
+      }
+      if (ec) {
+        return {};
+      }
+      pending_.append(chunk, sizeof chunk - parser_.get().body().size);
+    }
+  }
+
+  void close() {
+    beast::error_code ec;
+    sock_.close(ec);
+  }
+
+ private:
+  asio::io_context ioc_;
+  tcp::socket sock_;
+  beast::flat_buffer buf_;
+  http::response_parser<http::buffer_body> parser_;
+  std::string pending_;
+};
+
+int do_load(const options& o) {
+  connection c{o};
+  auto t0 = clock_type::now();
+  long done = 0;
+  while (done < o.count) {
+    json::array up;
+    auto n = std::min(o.batch, o.count - done);
+    for (long i = 0; i < n; ++i) {
+      up.push_back(make_row("r" + std::to_string(done + i), o.payload));
+    }
+    json::object body;
+    body["upsert"] = std::move(up);
+    auto res = c.request(http::verb::post,
+                         "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records",
+                         json::serialize(body));
+    if (res.result_int() != 200) {
+      std::cerr << "weir_window load: " << res.result_int() << " " << res.body() << "\n";
+      return 1;
+    }
+    done += n;
+  }
+  std::printf("{\"loaded\":%ld,\"seconds\":%.3f}\n", done, ms_since(t0) / 1000);
+  return 0;
+}
+
+int do_open(const options& o) {
+  auto t0 = clock_type::now();
+  stream s{o, o.body};
+  auto ready = s.next();
+  auto snap = s.next();
+  auto ms = ms_since(t0);
+  if (snap.rfind("event: snapshot", 0) != 0) {
+    std::cerr << "weir_window open: no snapshot, got " << ready << " / " << snap << "\n";
+    return 1;
+  }
+  auto data = json::parse(snap.substr(snap.find("data: ") + 6));
+  std::printf("{\"ms_to_snapshot\":%.3f,\"records\":%zu}\n", ms,
+              data.as_object().at("records").as_array().size());
+  s.close();
+  return 0;
+}
+
+int do_latency(const options& o) {
+  stream s{o, o.body};
+  s.next();  // ready
+  s.next();  // snapshot
+  std::mutex mu;
+  std::map<std::string, clock_type::time_point> sent;
+  std::vector<double> lat;
+  std::atomic<bool> writing{true};
+  long writes = static_cast<long>(o.rate * o.seconds);
+  std::thread writer{[&] {
+    connection c{o};
+    auto period = std::chrono::duration<double>(1.0 / o.rate);
+    auto start = clock_type::now();
+    for (long i = 0; i < writes; ++i) {
+      auto due = start + std::chrono::duration_cast<clock_type::duration>(period * i);
+      std::this_thread::sleep_until(due);
+      auto id = "w" + std::to_string(i);
+      {
+        std::lock_guard lock{mu};
+        sent[id] = clock_type::now();
+      }
+      auto res = c.request(http::verb::put,
+                           "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
+                           json::serialize(make_row(id, o.payload)));
+      if (res.result_int() != 200) {
+        std::cerr << "weir_window latency: write " << res.result_int() << "\n";
+      }
+    }
+    writing = false;
+  }};
+  long matched = 0;
+  auto deadline_after_writes = std::chrono::seconds{5};
+  auto stop_at = clock_type::time_point::max();
+  while (clock_type::now() < stop_at) {
+    auto ev = s.next();
+    if (ev.empty()) {
+      break;
+    }
+    auto now = clock_type::now();
+    if (ev.rfind("event: changes", 0) != 0) {
+      continue;
+    }
+    auto data = json::parse(ev.substr(ev.find("data: ") + 6));
+    for (auto& e : data.as_array()) {
+      if (auto* added = e.as_object().if_contains("added")) {
+        for (auto& a : added->as_array()) {
+          std::string id{a.as_object().at("id").as_string()};
+          std::lock_guard lock{mu};
+          if (auto it = sent.find(id); it != sent.end()) {
+            lat.push_back(std::chrono::duration<double, std::milli>(now - it->second).count());
+            sent.erase(it);
+            ++matched;
+          }
+        }
+      }
+    }
+    if (!writing && stop_at == clock_type::time_point::max()) {
+      stop_at = now + deadline_after_writes;
+    }
+    if (!writing && matched >= writes) {
+      break;
+    }
+  }
+  writer.join();
+  s.close();
+  std::sort(lat.begin(), lat.end());
+  auto pct = [&](double p) {
+    return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<std::size_t>(p * lat.size()))];
+  };
+  std::printf(
+      "{\"writes\":%ld,\"matched\":%ld,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
+      "\"max_ms\":%.3f}\n",
+      writes, matched, pct(0.5), pct(0.9), pct(0.99), lat.empty() ? 0.0 : lat.back());
+  return matched == writes ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: weir_window load|open|latency --port P [options] (see bench/window.cpp)\n";
+    return 2;
+  }
+  std::string cmd = argv[1];
+  options o;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--port") {
+      o.port = v;
+    } else if (k == "--host") {
+      o.host = v;
+    } else if (k == "--body") {
+      o.body = v;
+    } else if (k == "--scope") {
+      o.scope = v;
+    } else if (k == "--object") {
+      o.object = v;
+    } else if (k == "--count") {
+      o.count = std::stol(v);
+    } else if (k == "--batch") {
+      o.batch = std::stol(v);
+    } else if (k == "--payload") {
+      o.payload = std::stol(v);
+    } else if (k == "--rate") {
+      o.rate = std::stod(v);
+    } else if (k == "--seconds") {
+      o.seconds = std::stod(v);
+    } else {
+      std::cerr << "weir_window: unknown option " << k << "\n";
+      return 2;
+    }
+  }
+  try {
+    if (cmd == "load") {
+      return do_load(o);
+    }
+    if (cmd == "open") {
+      return do_open(o);
+    }
+    if (cmd == "latency") {
+      return do_latency(o);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "weir_window " << cmd << ": " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "weir_window: unknown command " << cmd << "\n";
+  return 2;
+}
