@@ -90,12 +90,34 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
       }
       return;
     }
-    respond(413,
-            error_body(core::make_error("request.too_large",
-                                        "the body is larger than the configured limit of " +
-                                            std::to_string(ctx_.opts.max_body_bytes) + " bytes",
-                                        {{"limit", ctx_.opts.max_body_bytes}})),
-            true);
+    auto too_large = core::make_error("request.too_large",
+                                      "the body is larger than the configured limit of " +
+                                          std::to_string(ctx_.opts.max_body_bytes) + " bytes",
+                                      {{"limit", ctx_.opts.max_body_bytes}});
+    auto path = core::split_target(parser_->get().target()).first;
+    if (auto w = match_windowed_route(std::string_view{parser_->get().method_string()}, path);
+        w && *w) {
+      // windowed-subscribe §2: the space is resolved before the body is read, so an unknown
+      // space answers 404 even when the body is too large.
+      keep_alive_ = false;
+      auto self = shared_from_this();
+      auto space = (*w)->space;
+      ctx_.rt.space_exists(space, [self, space, too_large](bool exists) {
+        asio::post(self->stream_.get_executor(), [self, space, too_large, exists] {
+          if (exists) {
+            self->respond(413, error_body(too_large), true);
+          } else {
+            self->respond(404,
+                          error_body(core::make_error("space.not_found",
+                                                      "space " + space + " not found",
+                                                      {{"space", space}})),
+                          true);
+          }
+        });
+      });
+      return;
+    }
+    respond(413, error_body(too_large), true);
     return;
   }
   if (ec) {
