@@ -816,6 +816,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
       o["subscriptions"] = stats.subscriptions;
       o["upstreams"] = stats.upstreams;
       o["replicas"] = stats.replicas;
+      o["heldRowBytes"] = stats.held_row_bytes;
       o["lastSeenMs"] = 0;
       for (auto& v : views) {
         view[v.id] = v.state;
@@ -837,6 +838,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
         o["subscriptions"] = s.subscriptions();
         o["upstreams"] = s.upstreams();
         o["replicas"] = s.replicas();
+        o["heldRowBytes"] = s.held_row_bytes();
         o["lastSeenMs"] =
             std::chrono::duration_cast<std::chrono::milliseconds>(now - *p.last_ok).count();
         for (auto& v : s.view()) {
@@ -844,7 +846,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
         }
       } else {
         for (auto* k : {"version", "units", "connections", "subscriptions", "upstreams", "replicas",
-                        "lastSeenMs"}) {
+                        "heldRowBytes", "lastSeenMs"}) {
           o[k] = nullptr;
         }
       }

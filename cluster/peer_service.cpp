@@ -74,6 +74,7 @@ class peer_service final : public v1::Peer::CallbackService {
     reply->set_subscriptions(s.subscriptions);
     reply->set_upstreams(s.upstreams);
     reply->set_replicas(s.replicas);
+    reply->set_held_row_bytes(s.held_row_bytes);
     reply->set_draining(node_.draining());
     for (auto& v : node_.view()) {
       auto* m = reply->add_view();

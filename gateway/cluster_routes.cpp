@@ -38,6 +38,7 @@ std::pair<unsigned, std::string> cluster_health(server_context& ctx) {
   self["subscriptions"] = s.subscriptions;
   self["upstreams"] = 0;
   self["replicas"] = 0;
+  self["heldRowBytes"] = s.held_row_bytes;
   json::object doc;
   bool healthy = !ctx.draining;
   doc["status"] = healthy ? "healthy" : "degraded";
