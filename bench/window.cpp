@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/socket.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -106,6 +108,7 @@ class stream {
   stream(const options& o, const std::string& body) : sock_(ioc_) {
     tcp::resolver resolver{ioc_};
     asio::connect(sock_, resolver.resolve(o.host, o.port));
+
     http::request<http::string_body> req{http::verb::post, path_for(o.scope, true), 11};
     req.set(http::field::host, o.host + ":" + o.port);
     req.set(http::field::content_type, "application/json");
@@ -153,6 +156,9 @@ class stream {
     beast::error_code ec;
     sock_.close(ec);
   }
+
+  /// Ends a read blocked in another thread (the stream gives up).
+  void abort() { ::shutdown(sock_.native_handle(), SHUT_RDWR); }
 
  private:
   asio::io_context ioc_;
@@ -234,6 +240,23 @@ int do_latency(const options& o) {
     }
     writing = false;
   }};
+  // Frames for the last writes get a few seconds; then the stream is given up on.
+  std::thread watchdog{[&] {
+    while (writing) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+    auto until = clock_type::now() + std::chrono::seconds{10};
+    while (clock_type::now() < until) {
+      {
+        std::lock_guard lock{mu};
+        if (sent.empty()) {
+          break;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+    s.abort();  // the reader may be waiting for a frame that is not coming: end its read
+  }};
   long matched = 0;
   auto deadline_after_writes = std::chrono::seconds{5};
   auto stop_at = clock_type::time_point::max();
@@ -248,7 +271,11 @@ int do_latency(const options& o) {
     }
     auto data = json::parse(ev.substr(ev.find("data: ") + 6));
     for (auto& e : data.as_array()) {
-      if (auto* added = e.as_object().if_contains("added")) {
+      for (const char* list : {"added", "updated"}) {
+        auto* added = e.as_object().if_contains(list);
+        if (!added) {
+          continue;
+        }
         for (auto& a : added->as_array()) {
           std::string id{a.as_object().at("id").as_string()};
           std::lock_guard lock{mu};
@@ -268,6 +295,7 @@ int do_latency(const options& o) {
     }
   }
   writer.join();
+  watchdog.join();
   s.close();
   std::sort(lat.begin(), lat.end());
   auto pct = [&](double p) {

@@ -712,7 +712,8 @@ TEST_F(WindowedValidation, WrongMethodIsNotAllowed) {
   auto put = http(port_, "PUT", "/v1/spaces/t/objects/query", R"({"title":"q"})");
   ASSERT_EQ(put.status, 200u) << put.body;
   EXPECT_EQ(put.headers["content-type"], "application/json");
-  auto vid = put.json().as_object().if_contains("versionId");
+  auto put_json = put.json();
+  auto vid = put_json.as_object().if_contains("versionId");
   EXPECT_TRUE(vid && vid->is_string() && !vid->as_string().empty()) << put.body;
   auto rows = windowed_query(port_, "t", "objects", "{}");
   ASSERT_EQ(rows.status, 200u) << rows.body;

@@ -136,6 +136,23 @@ TEST(NodeConfigTest, EmptyConfigGivesDefaults) {
   }
 }
 
+TEST(NodeConfigTest, WindowedSection) {
+  auto d = load_config_text("", "w.yaml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->windowed.keep_alive_ms, 25000);
+  EXPECT_EQ(d->windowed.max_queue_bytes, 16u << 20);
+  auto r = load_config_text("windowed: { keepAliveMs: 0, maxQueueBytes: 65536 }", "w.yaml");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->windowed.keep_alive_ms, 0);
+  EXPECT_EQ(r->windowed.max_queue_bytes, 65536u);
+  auto e = load_error("windowed: { keepAliveMs: -1 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("windowed.keepAliveMs"));
+  e = load_error("windowed: { maxQueueBytes: 100 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("windowed.maxQueueBytes"));
+  e = load_error("windowed: { keepAlive: 5 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("windowed.keepAlive"));
+}
+
 TEST(NodeConfigTest, PerCallerLimitsDefaultToTheConfiguredGlobalOnes) {
   auto r = load_config_text(
       "query: { maxObservableHubConnections: 7, maxObservableSubscriptions: 9 }", "w.yaml");

@@ -1,0 +1,123 @@
+// weir_window_engine — what one write costs the window engine itself, without HTTP, the store or
+// the actors: a dataset of N records in an order index (core::order_index), one window of 50 on
+// it (core::window_view), then writes of the kinds a chat sees — a new row at the top, an edit of
+// a row in the window, a delete in the window (backfilled from the index) — each applied to the
+// index and the window and diffed (end_write), as the shard does per write.
+//
+//   weir_window_engine --records N [--writes W]
+// prints {"records":N,"build_ms":…,"insert_ns":…,"update_ns":…,"delete_ns":…}.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "core/change_ops.hpp"
+#include "core/order_index.hpp"
+#include "core/window_view.hpp"
+
+namespace {
+
+using namespace weir::core;
+using clock_type = std::chrono::steady_clock;
+
+record_ptr make(long i, long version) {
+  boost::json::object d;
+  d["id"] = "r" + std::to_string(i);
+  d["text"] = "a message of some twenty bytes";
+  d["seq"] = version;
+  return make_record(d);
+}
+
+struct write_step {
+  record_step s;
+  boost::json::object bdoc, adoc;
+  sort_position bpos, apos;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long records = 1000, writes = 20000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--records")) {
+      records = std::stol(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--writes")) {
+      writes = std::stol(argv[i + 1]);
+    }
+  }
+  auto spec = sort_spec::parse(std::vector<std::string>{"-seq"}).value();
+  window_view::index idx{spec};
+  record_set live;
+  long version = 0;
+  std::vector<record_ptr> all;
+  for (long i = 0; i < records; ++i) {
+    auto r = make(i, ++version);
+    live.insert(r);
+  }
+  auto t0 = clock_type::now();
+  idx.build(live.begin(), live.end());
+  auto build_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+  window_view view{idx, filter{}, 0, 50, false};
+  view.fill();
+
+  auto apply = [&](const record_ptr& before, const record_ptr& after) {
+    write_step w;
+    w.s.before = before;
+    w.s.after = after;
+    if (before) {
+      w.bdoc = parse_doc(*before);
+      w.bpos = spec.position_of(w.bdoc);
+      w.s.before_doc = &w.bdoc;
+      w.s.before_pos = &w.bpos;
+      idx.erase(w.bpos);
+      live.erase(live.find(std::string_view{before->id}));
+    }
+    if (after) {
+      w.adoc = parse_doc(*after);
+      w.apos = spec.position_of(w.adoc);
+      w.s.after_doc = &w.adoc;
+      w.s.after_pos = &w.apos;
+      w.s.ops = std::make_shared<change_ops>(ops_for_replace(before ? &w.bdoc : nullptr, w.adoc));
+      idx.insert(after, w.apos);
+      live.insert(after);
+    }
+    view.apply(w.s);
+    write_steps steps{{w.s.id(), &w.s}};
+    return view.end_write(steps).has_value();
+  };
+  auto time = [&](auto&& one) {
+    long changed = 0;
+    auto start = clock_type::now();
+    for (long i = 0; i < writes; ++i) {
+      changed += one(i) ? 1 : 0;
+    }
+    auto ns = std::chrono::duration<double, std::nano>(clock_type::now() - start).count() / writes;
+    if (changed == 0) {
+      std::fprintf(stderr, "weir_window_engine: no write changed the window\n");
+    }
+    return ns;
+  };
+  long next_id = records;
+  // A new row at the top (a chat message): enters the window, displaces its last row.
+  auto insert_ns = time([&](long) { return apply(nullptr, make(next_id++, ++version)); });
+  // An edit of a row inside the window (a reaction): updated in place.
+  std::mt19937 rng{1};
+  auto update_ns = time([&](long) {
+    auto shown = view.visible();
+    auto& victim = shown[rng() % shown.size()];
+    auto doc = parse_doc(*victim);
+    doc["text"] = "edited " + std::to_string(rng());
+    return apply(victim, make_record(doc));
+  });
+  // A delete inside the window: the row goes, the next one is read back from the index.
+  auto delete_ns = time([&](long) {
+    auto shown = view.visible();
+    return apply(shown[rng() % shown.size()], nullptr);
+  });
+  std::printf(
+      "{\"records\":%ld,\"build_ms\":%.1f,\"insert_ns\":%.0f,\"update_ns\":%.0f,\"delete_ns\":%."
+      "0f}\n",
+      records, build_ms, insert_ns, update_ns, delete_ns);
+  return 0;
+}
