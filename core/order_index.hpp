@@ -296,9 +296,11 @@ class order_index {
   }
 
   /// Sorts `recs` and replaces the contents with them. Each record is read once for its
-  /// prefix; the entries are sorted by prefix, and only runs of equal prefixes (values that
-  /// share their first bytes, or repeat) are read again for their full positions. At a million
-  /// records with distinct prefixes this is one parse per record and a sort of 16-byte entries.
+  /// prefix and the entries are sorted by prefix. A run of equal prefixes is ordered by the next
+  /// key's prefix when every prefix in it is exact (equal values: the next key decides), down to
+  /// the id, which is compared as it is; only a run with an inexact prefix (a long string that
+  /// repeats its first bytes, a fraction, an object) reads whole positions. At a million records
+  /// this is about one field read per record per key that ties, and a sort of 16-byte entries.
   template <class It>
   void build(It first, It last) {
     std::vector<entry> entries;
@@ -311,42 +313,37 @@ class order_index {
     std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
       return to_raw(a.rec) < to_raw(b.rec);
     });
-    for (auto& e : entries) {
-      const auto& json = to_raw(e.rec)->json;
-      auto fast = spec_.prefix_of_text(json);
-      e.prefix = fast ? *fast : spec_.prefix_of(reader_.read(json));
+    std::vector<std::uint8_t> exact(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      auto kp = key_prefix_of(*to_raw(entries[i].rec), 0);
+      entries[i].prefix = kp.prefix;
+      exact[i] = kp.exact;
     }
-    std::sort(entries.begin(), entries.end(),
-              [](const entry& a, const entry& b) { return a.prefix < b.prefix; });
-    for (std::size_t i = 0; i < entries.size();) {
-      std::size_t j = i + 1;
-      while (j < entries.size() && entries[j].prefix == entries[i].prefix) {
+    std::vector<std::uint32_t> order(entries.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) {
+      order[k] = k;
+    }
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return entries[a].prefix < entries[b].prefix;
+    });
+    for (std::size_t i = 0; i < order.size();) {
+      auto j = i + 1;
+      bool all_exact = exact[order[i]];
+      while (j < order.size() && entries[order[j]].prefix == entries[order[i]].prefix) {
+        all_exact = all_exact && exact[order[j]];
         ++j;
       }
       if (j - i > 1) {
-        // Positions stay put; a permutation of 4-byte indexes is what gets sorted.
-        std::vector<sort_position> pos;
-        pos.reserve(j - i);
-        for (auto k = i; k < j; ++k) {
-          pos.push_back(position_of_entry(entries[k]));
-        }
-        std::vector<std::uint32_t> order(j - i);
-        for (std::uint32_t k = 0; k < order.size(); ++k) {
-          order[k] = k;
-        }
-        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-          return spec_.compare(pos[a], pos[b]) < 0;
-        });
-        std::vector<entry> run;
-        run.reserve(j - i);
-        for (auto k : order) {
-          run.push_back(std::move(entries[i + k]));
-        }
-        std::move(run.begin(), run.end(), entries.begin() + static_cast<std::ptrdiff_t>(i));
+        order_run(entries, order, i, j, all_exact ? 1 : std::size_t(-1));
       }
       i = j;
     }
-    assign_sorted(std::move(entries));
+    std::vector<entry> sorted;
+    sorted.reserve(entries.size());
+    for (auto k : order) {
+      sorted.push_back(std::move(entries[k]));
+    }
+    assign_sorted(std::move(sorted));
   }
 
   /// Bytes held by the tree's nodes (not the records), for statistics.
@@ -695,6 +692,66 @@ class order_index {
       destroy(in->child[k]);
     }
     delete in;
+  }
+
+  sort_spec::key_prefix key_prefix_of(const record& r, std::size_t k) const {
+    if (auto kp = spec_.key_prefix_of_text(r.json, k)) {
+      return *kp;
+    }
+    return spec_.key_prefix_of(reader_.read(r), k);
+  }
+
+  /// Orders `order[i, j)`, a run whose keys before `level` are equal. `level` past the keys is
+  /// the id; std::size_t(-1) means the values are not known to be equal: whole positions decide.
+  void order_run(const std::vector<entry>& entries, std::vector<std::uint32_t>& order,
+                 std::size_t i, std::size_t j, std::size_t level) const {
+    auto first = order.begin() + static_cast<std::ptrdiff_t>(i);
+    auto last = order.begin() + static_cast<std::ptrdiff_t>(j);
+    const std::size_t keys = spec_.keys().size();
+    if (level == std::size_t(-1)) {
+      std::vector<std::pair<sort_position, std::uint32_t>> pos;
+      pos.reserve(j - i);
+      for (auto it = first; it != last; ++it) {
+        pos.emplace_back(position_of_entry(entries[*it]), *it);
+      }
+      std::sort(pos.begin(), pos.end(), [this](const auto& a, const auto& b) {
+        return spec_.compare(a.first, b.first) < 0;
+      });
+      for (std::size_t k = 0; k < pos.size(); ++k) {
+        order[i + k] = pos[k].second;
+      }
+      return;
+    }
+    if (level > keys) {
+      // Every key ties: the id decides (unique, and compared byte-wise as sort_spec does).
+      std::sort(first, last, [&](std::uint32_t a, std::uint32_t b) {
+        return to_raw(entries[a].rec)->id < to_raw(entries[b].rec)->id;
+      });
+      return;
+    }
+    std::vector<std::pair<sort_spec::key_prefix, std::uint32_t>> next;
+    next.reserve(j - i);
+    for (auto it = first; it != last; ++it) {
+      next.emplace_back(key_prefix_of(*to_raw(entries[*it].rec), level), *it);
+    }
+    std::sort(next.begin(), next.end(), [](const auto& a, const auto& b) {
+      return a.first.prefix < b.first.prefix;
+    });
+    for (std::size_t k = 0; k < next.size(); ++k) {
+      order[i + k] = next[k].second;
+    }
+    for (std::size_t a = 0; a < next.size();) {
+      auto b = a + 1;
+      bool all_exact = next[a].first.exact;
+      while (b < next.size() && next[b].first.prefix == next[a].first.prefix) {
+        all_exact = all_exact && next[b].first.exact;
+        ++b;
+      }
+      if (b - a > 1) {
+        order_run(entries, order, i + a, i + b, all_exact ? level + 1 : std::size_t(-1));
+      }
+      a = b;
+    }
   }
 
   sort_spec spec_;

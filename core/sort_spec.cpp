@@ -300,74 +300,121 @@ std::uint64_t value_prefix(const boost::json::value* v) {
 
 }  // namespace
 
-std::optional<std::uint64_t> sort_spec::prefix_of_text(std::string_view json) const {
-  static const std::vector<std::string> id_path{"id"};
-  const auto& segs = paths_.empty() ? id_path : paths_[0].segments();
-  if (segs.empty()) {
-    auto p = value_prefix(nullptr);  // a malformed path sorts every record as missing
-    return !paths_.empty() && keys_[0].descending ? ~p : p;
+namespace {
+
+/// Whether a value's summary pins it down: two equal exact summaries mean equal values. Holds
+/// for null and missing, booleans, integers of magnitude below 2^50 (the summary keeps every bit
+/// of them), and strings of at most six bytes without a NUL (the seventh summary byte is then a
+/// padding zero no longer string can share).
+bool exact_value(const boost::json::value* v) {
+  switch (json_type_rank(v)) {
+    case 0:
+    case 5:
+      return true;
+    case 1: {
+      constexpr double limit = 1125899906842624.0;  // 2^50
+      if (v->is_int64()) {
+        auto i = v->get_int64();
+        return i > -static_cast<std::int64_t>(limit) && i < static_cast<std::int64_t>(limit);
+      }
+      if (v->is_uint64()) {
+        return v->get_uint64() < static_cast<std::uint64_t>(limit);
+      }
+      auto d = v->get_double();
+      return std::trunc(d) == d && std::fabs(d) < limit;
+    }
+    case 2: {
+      std::string_view s = v->get_string();
+      return s.size() <= 6 && s.find('\0') == std::string_view::npos;
+    }
+    default:
+      return false;
   }
-  for (auto idx : paths_.empty() ? std::vector<std::size_t>{} : paths_[0].indexes()) {
-    if (idx != json_path::not_an_index) {
-      return std::nullopt;  // an index segment may enter an array
+}
+
+}  // namespace
+
+sort_spec::key_prefix sort_spec::key_prefix_of(const boost::json::object& doc,
+                                               std::size_t k) const {
+  const boost::json::value* v = k < paths_.size() ? paths_[k].find(doc) : doc.if_contains("id");
+  auto p = value_prefix(v);
+  bool descending = k < keys_.size() && keys_[k].descending;
+  return {descending ? ~p : p, exact_value(v)};
+}
+
+std::optional<sort_spec::key_prefix> sort_spec::key_prefix_of_text(std::string_view json,
+                                                                   std::size_t k) const {
+  static const std::vector<std::string> id_path{"id"};
+  bool descending = k < keys_.size() && keys_[k].descending;
+  const auto& segs = k < paths_.size() ? paths_[k].segments() : id_path;
+  auto finish = [&](const boost::json::value* v) {
+    auto p = value_prefix(v);
+    return key_prefix{descending ? ~p : p, exact_value(v)};
+  };
+  if (segs.empty()) {
+    return finish(nullptr);  // a malformed path sorts every record as missing
+  }
+  if (k < paths_.size()) {
+    for (auto idx : paths_[k].indexes()) {
+      if (idx != json_path::not_an_index) {
+        return std::nullopt;  // an index segment may enter an array
+      }
     }
   }
   auto raw = scan_path(json, segs);
   if (!raw) {
     return std::nullopt;
   }
-  std::uint64_t p = 0;
   if (raw->empty()) {
-    p = value_prefix(nullptr);
-  } else {
-    switch (raw->front()) {
-      case '"': {
-        auto body = raw->substr(1, raw->size() - 2);
-        if (body.find('\\') != std::string_view::npos) {
-          return std::nullopt;
-        }
-        p = string_prefix(body);
-        break;
+    return finish(nullptr);
+  }
+  switch (raw->front()) {
+    case '"': {
+      auto body = raw->substr(1, raw->size() - 2);
+      if (body.find('\\') != std::string_view::npos) {
+        return std::nullopt;
       }
-      case 't':
-      case 'f': {
-        boost::json::value v = raw->front() == 't';
-        p = value_prefix(&v);
-        break;
+      auto p = string_prefix(body);
+      bool exact = body.size() <= 6;
+      return key_prefix{descending ? ~p : p, exact};
+    }
+    case 't':
+    case 'f': {
+      boost::json::value v = raw->front() == 't';
+      return finish(&v);
+    }
+    case 'n':
+      return finish(nullptr);
+    case '{': {
+      boost::json::value v = boost::json::object{};
+      auto kp = finish(&v);
+      kp.exact = false;
+      return kp;
+    }
+    case '[': {
+      boost::json::value v = boost::json::array{};
+      auto kp = finish(&v);
+      kp.exact = false;
+      return kp;
+    }
+    default: {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(*raw, ec);
+      if (ec || !v.is_number()) {
+        return std::nullopt;
       }
-      case 'n':
-        p = value_prefix(nullptr);
-        break;
-      case '{': {
-        boost::json::value v = boost::json::object{};
-        p = value_prefix(&v);
-        break;
-      }
-      case '[': {
-        boost::json::value v = boost::json::array{};
-        p = value_prefix(&v);
-        break;
-      }
-      default: {
-        boost::system::error_code ec;
-        auto v = boost::json::parse(*raw, ec);
-        if (ec || !v.is_number()) {
-          return std::nullopt;
-        }
-        p = value_prefix(&v);
-        break;
-      }
+      return finish(&v);
     }
   }
-  return !paths_.empty() && keys_[0].descending ? ~p : p;
+}
+
+std::optional<std::uint64_t> sort_spec::prefix_of_text(std::string_view json) const {
+  auto kp = key_prefix_of_text(json, 0);
+  return kp ? std::optional<std::uint64_t>{kp->prefix} : std::nullopt;
 }
 
 std::uint64_t sort_spec::prefix_of(const boost::json::object& doc) const {
-  if (paths_.empty()) {
-    return value_prefix(doc.if_contains("id"));
-  }
-  auto p = value_prefix(paths_[0].find(doc));
-  return keys_[0].descending ? ~p : p;
+  return key_prefix_of(doc, 0).prefix;
 }
 
 sort_position sort_spec::position_of(const boost::json::object& doc) const {

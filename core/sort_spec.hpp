@@ -69,6 +69,17 @@ class sort_spec {
   /// the text needs a full parse for it (an escaped string, an array index in the path…).
   std::optional<std::uint64_t> prefix_of_text(std::string_view json) const;
 
+  /// The summary of one key's value (`k` == keys().size(): the id, the final tie-break), and
+  /// whether it is exact: two records whose exact summaries of key k are equal have equal
+  /// values there, so their order is decided by the keys after k. Index builds use it to order
+  /// runs of equal prefixes without reading whole positions.
+  struct key_prefix {
+    std::uint64_t prefix = 0;
+    bool exact = false;
+  };
+  key_prefix key_prefix_of(const boost::json::object& doc, std::size_t k) const;
+  std::optional<key_prefix> key_prefix_of_text(std::string_view json, std::size_t k) const;
+
   /// compare() on positions taken from documents.
   int compare(const sort_position& a, const sort_position& b) const;
 

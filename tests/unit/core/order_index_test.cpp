@@ -161,3 +161,45 @@ TEST(OrderIndex, PrefixNeverContradictsTheFullOrder) {
 
 }  // namespace
 }  // namespace weir::core
+
+namespace weir::core {
+namespace {
+
+// Bulk builds order runs of equal prefixes by the next keys when the prefixes are exact, and by
+// whole positions when they are not: long strings sharing their first bytes, fractions, big
+// integers, objects, NULs, escapes, missing values — against one-by-one inserts.
+TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
+  std::vector<std::string> values{"\"a\"",        "\"abcdefgh1\"", "\"abcdefgh2\"", "\"abcdef\"",
+                                  "\"abc\\u0000\"", "\"ab\\\"c\"",   "1.25",         "1.5",
+                                  "1",            "9007199254740993", "9007199254740992",
+                                  "-3",           "null",        "{\"x\":1}",     "{\"x\":2}",
+                                  "[1,2]",        "true",        "false"};
+  std::mt19937 rng{3};
+  for (auto keys : std::vector<std::vector<std::string>>{{"v"}, {"v", "-w"}, {"-v", "w"}}) {
+    auto spec = sort_spec::parse(keys).value();
+    std::vector<record_ptr> recs;
+    order_index<record_ptr> one{spec};
+    for (int i = 0; i < 400; ++i) {
+      auto text = R"({"id":"r)" + std::to_string(rng() % 100000) + R"(",)" +
+                  (rng() % 7 ? R"("v":)" + values[rng() % values.size()] + "," : "") +
+                  R"("w":)" + values[rng() % values.size()] + "}";
+      auto r = parse_record(text);
+      ASSERT_TRUE(r) << text;
+      if (one.find(spec.position_of(parse_doc(*r))) != one.end()) {
+        continue;  // a repeated id
+      }
+      recs.push_back(r);
+      one.insert(r, spec.position_of(parse_doc(*r)));
+    }
+    order_index<record_ptr> built{spec};
+    built.build(recs.begin(), recs.end());
+    ASSERT_EQ(built.size(), one.size());
+    auto a = one.begin();
+    for (auto b = built.begin(); b != built.end(); ++a, ++b) {
+      ASSERT_EQ(a.rec().json, b.rec().json);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weir::core
