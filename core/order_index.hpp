@@ -701,8 +701,9 @@ class order_index {
     return spec_.key_prefix_of(reader_.read(r), k);
   }
 
-  /// Orders `order[i, j)`, a run whose keys before `level` are equal. `level` past the keys is
-  /// the id; std::size_t(-1) means the values are not known to be equal: whole positions decide.
+  /// Orders `order[i, j)`, a run whose keys before `level` are equal. `level` at the number of
+  /// keys means only the id is left; std::size_t(-1) means the values are not known to be
+  /// equal: whole positions decide.
   void order_run(const std::vector<entry>& entries, std::vector<std::uint32_t>& order,
                  std::size_t i, std::size_t j, std::size_t level) const {
     auto first = order.begin() + static_cast<std::ptrdiff_t>(i);
@@ -722,7 +723,7 @@ class order_index {
       }
       return;
     }
-    if (level > keys) {
+    if (level >= keys) {
       // Every key ties: the id decides (unique, and compared byte-wise as sort_spec does).
       std::sort(first, last, [&](std::uint32_t a, std::uint32_t b) {
         return to_raw(entries[a].rec)->id < to_raw(entries[b].rec)->id;
