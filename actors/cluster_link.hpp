@@ -82,6 +82,8 @@ class cluster_link {
   virtual bool is_member(const std::string& id) const = 0;
   /// Every member's id, this one included.
   virtual std::vector<std::string> members() const = 0;
+  /// Whether member `id` answers heartbeats (`up`); this node always is.
+  virtual bool member_up(const std::string& id) const = 0;
   /// The member owning `unit` when that is another node; nullopt when it is this one.
   virtual std::optional<std::string> remote_owner(const store::unit_key& unit) const = 0;
 

@@ -107,9 +107,11 @@ struct reset_msg {
 struct owner_lost_msg {};
 
 /// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
-/// the query); end every subscription with an Error and stop.
+/// the query); end every subscription with an Error and stop. `code` is the owner's error code
+/// when it refused (an `object.deleted` ends windowed streams with `closed{object_deleted}`).
 struct fail_msg {
   std::string reason;
+  std::string code;
 };
 
 /// Query actor → connection actor: subscription `token` ended on the query's side.

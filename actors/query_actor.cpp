@@ -52,22 +52,32 @@ struct query_state {
   runtime::impl* rt = nullptr;
   caf::actor shard;
   std::shared_ptr<const core::bound_query> q;
-  std::vector<record_ptr> window;     // bounded: the rows shown, in order
-  std::unique_ptr<index_type> rows;   // unbounded: every match
+  std::vector<record_ptr> window;    // bounded: the rows shown, in order
+  std::unique_ptr<index_type> rows;  // unbounded: every match
   std::optional<std::uint64_t> total;
   std::size_t no_identity = 0;  // rows lacking an arc-hub §5.1 identity
   std::vector<sub_entry> subs;
-  std::vector<sub_entry> replicas;                       // raw consumers (watches, merges)
-  std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
+  std::vector<sub_entry> replicas;                             // raw consumers (watches, merges)
+  std::unordered_map<std::uint64_t, std::size_t> index;        // token → position in subs
   std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
   std::array<std::size_t, mode_count> mode_subs{};
   std::size_t windowed_subs = 0;
   std::uint64_t seen = 0;
   std::uint64_t seq = 0;
   std::array<body_ptr, mode_count> snapshot_cache{};  // valid for `seq`
-  body_ptr windowed_snapshot;                          // valid for `seq`
-  std::int64_t held_bytes = 0;                         // JSON bytes of the rows held
+  body_ptr windowed_snapshot;                         // valid for `seq`
+  std::int64_t held_bytes = 0;                        // JSON bytes of the rows held
   static inline const char* name = "weir.query";
+
+  query_state() = default;
+  query_state(const query_state&) = delete;
+  query_state& operator=(const query_state&) = delete;
+  // The rows go with the state (functors attached to the actor run after it is destroyed).
+  ~query_state() {
+    if (rt) {
+      rt->held_row_bytes.fetch_sub(held_bytes, std::memory_order_relaxed);
+    }
+  }
 
   bool bounded() const { return q->bounded(); }
   bool single() const { return q->single_id.has_value(); }
@@ -173,9 +183,9 @@ struct query_state {
     if (!windowed_snapshot) {
       auto v = view();
       auto records = core::encode_windowed_records(v, proj());
-      windowed_snapshot = std::make_shared<const std::string>(core::encode_windowed_snapshot(
-          records, q->windowed->include_total ? total : std::nullopt, q->windowed->offset,
-          v.size()));
+      windowed_snapshot = std::make_shared<const std::string>(
+          core::encode_windowed_snapshot(records, q->windowed->include_total ? total : std::nullopt,
+                                         q->windowed->offset, v.size()));
     }
     return windowed_snapshot;
   }
@@ -330,6 +340,17 @@ void close_windowed(query_ptr self, std::string_view reason) {
   went_idle(self);
 }
 
+/// The query ends under its raw consumers (a watch of another member, a space view's merge):
+/// each learns it, so none keeps serving rows that no longer change.
+void refuse_replicas(query_ptr self, const std::string& why) {
+  auto& st = self->state;
+  auto e = core::make_error("server.unavailable", why);
+  for (auto& r : st.replicas) {
+    r.replica->refused(e);
+  }
+  st.replicas.clear();
+}
+
 /// Turns an unbounded query's changes into a delta, applying them to its rows.
 core::window_delta apply_changes(query_state& st, const std::vector<view_change>& changes) {
   core::window_delta d;
@@ -345,8 +366,8 @@ core::window_delta apply_changes(query_state& st, const std::vector<view_change>
     if (c.before) {
       before_pos[i] = position(c.before, c.before_doc);
       if (!c.after) {
-        auto reason = c.after_exists ? core::removal_reason::filtered_out
-                                     : core::removal_reason::deleted;
+        auto reason =
+            c.after_exists ? core::removal_reason::filtered_out : core::removal_reason::deleted;
         auto at = st.rows->lower_bound(before_pos[i]).second;
         removed.emplace_back(at, core::window_removal{c.before, reason});
       }
@@ -518,7 +539,8 @@ void on_update(query_ptr self, const view_update& u) {
   }
   // Windowed subscribers: one event, encoded once.
   if (st.windowed_subs > 0) {
-    auto vid = u.synthetic || u.object_deleted ? std::string_view{} : std::string_view{u.version_id};
+    auto vid =
+        u.synthetic || u.object_deleted ? std::string_view{} : std::string_view{u.version_id};
     auto text = core::encode_windowed_event(vid, d, st.proj());
     if (!text.empty()) {
       auto ev = std::make_shared<const std::string>(std::move(text));
@@ -542,15 +564,13 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
   st.q = std::move(q);
   st.load(std::move(snap));
   rt->query_actors.fetch_add(1);
-  self->attach_functor([rt, self] {
-    rt->query_actors.fetch_sub(1);
-    rt->held_row_bytes.fetch_sub(self->state.held_bytes, std::memory_order_relaxed);
-  });
+  self->attach_functor([rt] { rt->query_actors.fetch_sub(1); });
   self->monitor(shard);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.shard.address()) {
       close_windowed(self, "server_shutdown");
+      refuse_replicas(self, "the unit serving this query stopped");
       self->quit();
       return;
     }
@@ -635,15 +655,22 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         // connection; a direct stream, which has no connection actor, is closed; a windowed
         // one gets `closed`.
         auto& st = self->state;
+        bool deleted = m.code == "object.deleted";
         for (auto& s : st.subs) {
-          end_subscription(self, s, m.reason);
+          if (auto w = s.windowed.lock(); w && deleted) {
+            w->closed("object_deleted");
+          } else {
+            end_subscription(self, s, m.reason);
+          }
         }
         st.subs.clear();
         st.index.clear();
+        refuse_replicas(self, m.reason);
         self->quit();
       },
       [self](stop_atom) {
         close_windowed(self, "server_shutdown");
+        refuse_replicas(self, "the unit serving this query stopped");
         self->quit();
       },
   };

@@ -103,15 +103,15 @@ void fail_query(remote_ptr self, const std::string& key, const std::string& reas
   auto& e = it->second;
   for (auto& w : e.waiting) {
     if (w.sub.windowed_stream) {
-      refuse_waiting(w, core::make_error(code.empty() ? "cluster.owner_unavailable" : code,
-                                         reason));
+      refuse_waiting(w,
+                     core::make_error(code.empty() ? "cluster.owner_unavailable" : code, reason));
     } else {
       end_subscription(self, w.sub, reason);
     }
   }
   e.waiting.clear();
   if (e.actor) {
-    self->send(e.actor, fail_msg{reason});
+    self->send(e.actor, fail_msg{reason, code});
     e.actor = {};
   }
   close_query(self, key);
@@ -130,8 +130,8 @@ void on_watch(remote_ptr self, watch_msg& m) {
     case watch_event::kind::snapshot:
       e.up = true;
       if (!e.actor) {
-        e.actor = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q,
-                              std::move(ev.snapshot));
+        e.actor =
+            spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q, std::move(ev.snapshot));
         for (auto& w : e.waiting) {
           ++e.forwarded;
           self->send(e.actor, std::move(w));

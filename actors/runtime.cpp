@@ -76,8 +76,8 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   return a;
 }
 
-caf::actor runtime::impl::space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
-                                            bool member_part) {
+caf::actor runtime::impl::space_view_locked(
+    const std::shared_ptr<const core::windowed_request>& req, bool member_part) {
   auto key = space_view_key(req, member_part);
   auto it = space_views.find(key);
   if (it != space_views.end()) {
@@ -349,12 +349,14 @@ bool runtime::has_local_space(const std::string& space) const {
 
 void runtime::space_exists(const std::string& space, std::function<void(bool)> done) {
   auto* rt = impl_.get();
+  bool known = false;
   {
     std::lock_guard lock{rt->known_spaces_mu};
-    if (rt->known_spaces.count(space)) {
-      done(true);
-      return;
-    }
+    known = rt->known_spaces.count(space) > 0;
+  }
+  if (known) {
+    done(true);  // outside the lock: `done` may ask again
+    return;
   }
   auto remember = [rt, space] {
     std::lock_guard lock{rt->known_spaces_mu};

@@ -75,6 +75,7 @@ struct view_entry {
   std::string route;      // unbounded: dataset, or dataset '\0' id for a single document
   std::string index_key;  // bounded: its index in the dataset
   std::unique_ptr<core::window_view> window;
+  std::uint64_t matched = 0;  // unbounded: how many records match (its total when counted)
   std::uint64_t forwarded = 0;
 };
 
@@ -449,6 +450,7 @@ void publish_object_deleted(shard_ptr self, const pending_write& w) {
     if (v.window) {
       v.window->fill();
     }
+    v.matched = 0;
     view_update u;
     u.seq = w.seq;
     u.version_id = w.version_id;
@@ -475,7 +477,8 @@ void publish(shard_ptr self, pending_write& w) {
     const auto& id = c.after ? c.after->id : c.before->id;
     auto single_route = st.routes.find(overlay_key(c.dataset, id));
     auto route = st.routes.find(c.dataset);
-    bool wanted = !ds.indexes.empty() || single_route != st.routes.end() || route != st.routes.end();
+    bool wanted =
+        !ds.indexes.empty() || single_route != st.routes.end() || route != st.routes.end();
     if (wanted && c.before && !c.before_doc) {
       c.before_doc = doc_of(c.before, nullptr);
     }
@@ -523,9 +526,10 @@ void publish(shard_ptr self, pending_write& w) {
         bool mb = c.before && matches(*v, *c.before, *c.before_doc);
         bool ma = c.after && matches(*v, *c.after, *c.after_doc);
         if (mb || ma) {
-          unbounded[v].push_back(view_change{mb ? c.before : nullptr, ma ? c.after : nullptr,
-                                             mb ? c.before_doc : nullptr,
-                                             ma ? c.after_doc : nullptr, c.after != nullptr, c.ops});
+          v->matched = v->matched + (ma ? 1 : 0) - (mb ? 1 : 0);
+          unbounded[v].push_back(view_change{
+              mb ? c.before : nullptr, ma ? c.after : nullptr, mb ? c.before_doc : nullptr,
+              ma ? c.after_doc : nullptr, c.after != nullptr, c.ops});
         }
       }
     };
@@ -555,6 +559,9 @@ void publish(shard_ptr self, pending_write& w) {
     u.version_id = w.version_id;
     u.synthetic = w.synthetic;
     u.changes = std::make_shared<const std::vector<view_change>>(std::move(list));
+    if (v->q->count) {
+      u.total = v->matched;  // a space view's merge sums its sources' totals
+    }
     self->send(v->actor, update_msg{std::move(u)});
   }
 }
@@ -660,8 +667,9 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
           }
         }
       }
+      v.matched = snap.rows.size();
       if (q.count) {
-        snap.total = snap.rows.size();
+        snap.total = v.matched;
       }
       v.route = q.single_id ? overlay_key(q.dataset, *q.single_id) : q.dataset;
       st.routes[v.route].push_back(&v);

@@ -8,6 +8,7 @@
 //
 // Any source lost (a member unreachable) ends the view: its windowed streams close with
 // `server_shutdown` and the clients subscribe again (Decision 5).
+#include <chrono>
 #include <map>
 
 #include <caf/event_based_actor.hpp>
@@ -40,12 +41,29 @@ struct unit_appeared_msg {
   std::string object;
 };
 
+/// The loader thread listed the space's objects that hold the dataset here.
+struct listed_msg {
+  std::vector<std::string> objects;
+};
+
+/// A local unit's part of the merge ended (its unit stopped).
+struct source_failed_msg {
+  std::string object;
+  std::string why;
+};
+
+/// Try leaving the registry again (the last attempt found mail waiting).
+struct retire_msg {};
+
 }  // namespace
 }  // namespace weir::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::member_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unit_appeared_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::listed_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_failed_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::retire_msg)
 
 namespace weir::actors {
 namespace {
@@ -62,7 +80,9 @@ class source_sink final : public replica_sink {
   void update(const view_update& u) override {
     caf::anon_send(view_, source_msg{object_, std::nullopt, u});
   }
-  void refused(const core::error&) override {}  // a dataset part is never refused
+  void refused(const core::error& e) override {
+    caf::anon_send(view_, source_failed_msg{object_, e.message});
+  }
 
  private:
   caf::actor view_;
@@ -71,6 +91,7 @@ class source_sink final : public replica_sink {
 
 struct source_state {
   bool ready = false;
+  bool initial = false;        // one of the sources the first snapshot waits for
   std::uint64_t token = 0;     // local unit: the subscription on its query actor
   std::uint64_t watch_id = 0;  // member: its watch
   std::string key;             // local unit: the part's query key
@@ -84,7 +105,12 @@ struct space_state {
   std::unique_ptr<core::window_merge> merge;
   std::map<std::string, source_state> units;    // local objects by id
   std::map<std::string, source_state> members;  // other members by id
-  std::size_t pending = 0;  // sources whose first rows have not come yet
+  // Sources the first merged snapshot waits for (the listing counts as one): sources that join
+  // once the view serves are merged as they come and hold nothing up.
+  std::size_t pending = 0;
+  bool retiring = false;               // idle: leaving the registry once its mailbox is empty
+  bool stopped = false;                // its sources are released
+  std::string failed;                  // why the view failed; set: subscribes are refused
   std::vector<subscribe_msg> waiting;  // subscribes before the merged snapshot
   caf::actor query;
   std::uint64_t forwarded = 0;
@@ -110,7 +136,10 @@ void subscribe_unit(space_ptr self, const std::string& object) {
     return;
   }
   auto& src = st.units[object];
-  ++st.pending;
+  if (!st.query) {
+    src.initial = true;
+    ++st.pending;
+  }
   auto part = std::make_shared<const core::bound_query>(core::bind_windowed(st.req, object));
   src.token = st.rt->next_token();
   src.key = part->key;
@@ -121,15 +150,40 @@ void subscribe_unit(space_ptr self, const std::string& object) {
   st.rt->send_to_shard({st.req->space, object}, subscribe_msg{std::move(part), std::move(sub)});
 }
 
-/// The merged window changed (or a source came): tell the query actor, or start it.
-void flush(space_ptr self, const std::string& version_id, bool synthetic) {
+void stop_sources(space_ptr self);
+
+/// Leaves the registry and stops, once nothing waits in the mailbox (a subscribe sent under the
+/// registry lock must not be lost); else tries again shortly.
+void try_retire(space_ptr self) {
   auto& st = self->state;
-  if (st.pending > 0) {
-    st.merge->take_delta();  // not serving yet: the first snapshot carries everything
+  st.retiring = true;
+  if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
+                               [self] { return self->mailbox().empty(); })) {
+    if (st.query) {
+      self->send(st.query, stop_atom::value);
+      st.query = nullptr;
+    }
+    stop_sources(self);
+    self->quit();
     return;
   }
+  self->delayed_send(self, std::chrono::milliseconds{50}, retire_msg{});
+}
+
+/// The merged window changed (or a source came): tell the query actor, or start it. Updates
+/// carry the view's own sequence as their versionId (§10: one stream's versionIds grow), and ""
+/// for the removal that follows an object delete.
+void flush(space_ptr self, bool synthetic) {
+  auto& st = self->state;
   if (!st.query) {
-    st.merge->take_delta();
+    st.merge->take_delta();  // not serving yet: the first snapshot carries everything
+    if (st.pending > 0) {
+      return;
+    }
+    if (st.waiting.empty()) {
+      try_retire(self);  // whoever asked left before the first snapshot
+      return;
+    }
     view_snapshot snap{++st.seq, st.merge->visible(), st.merge->total()};
     st.query = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), st.q, std::move(snap));
     for (auto& w : st.waiting) {
@@ -145,7 +199,7 @@ void flush(space_ptr self, const std::string& version_id, bool synthetic) {
   }
   view_update u;
   u.seq = ++st.seq;
-  u.version_id = version_id;
+  u.version_id = synthetic ? std::string{} : core::encode_version_id(u.seq);
   u.synthetic = synthetic;
   u.total = d->total;
   u.delta = std::make_shared<const core::window_delta>(std::move(*d));
@@ -168,9 +222,9 @@ core::window_delta merged_delta(const view_update& u, const std::string& object,
   } else if (u.changes) {
     for (const auto& c : *u.changes) {
       if (c.before && !c.after) {
-        d.removed.push_back(core::window_removal{
-            fix(c.before), c.after_exists ? core::removal_reason::filtered_out
-                                          : core::removal_reason::deleted});
+        d.removed.push_back(
+            core::window_removal{fix(c.before), c.after_exists ? core::removal_reason::filtered_out
+                                                               : core::removal_reason::deleted});
       } else if (c.after) {
         d.upserts.push_back(core::window_upsert{0, fix(c.after), !c.before, c.ops});
       }
@@ -196,11 +250,11 @@ void on_source(space_ptr self, source_msg& m) {
     st.merge->set_source(m.object, rows, m.snapshot->total);
     if (!src.ready) {
       src.ready = true;
-      --st.pending;
+      if (src.initial) {
+        --st.pending;
+      }
     }
-    // An object that joined while the view serves: its rows arrive with its first write (or
-    // writes), whose versionId the snapshot is as of.
-    flush(self, core::encode_version_id(m.snapshot->seq), false);
+    flush(self, false);  // an object that joined while the view serves: its rows come in
     return;
   }
   auto& u = *m.update;
@@ -209,11 +263,15 @@ void on_source(space_ptr self, source_msg& m) {
   } else {
     st.merge->apply_source(m.object, merged_delta(u, m.object, true));
   }
-  flush(self, u.version_id, u.synthetic || u.object_deleted);
+  flush(self, u.synthetic || u.object_deleted);
 }
 
 void stop_sources(space_ptr self) {
   auto& st = self->state;
+  if (st.stopped) {
+    return;
+  }
+  st.stopped = true;
   for (auto& [object, src] : st.units) {
     st.rt->send_to_live_shard({st.req->space, object}, unsubscribe_msg{src.key, src.token});
   }
@@ -228,23 +286,31 @@ void stop_sources(space_ptr self) {
   st.rt->unwatch_space(st.req->space, st.req->dataset, caf::actor_cast<caf::actor>(self));
 }
 
-/// A member's part is gone: the merge can no longer be exact.
+void refuse(const subscribe_msg& w, const std::string& why) {
+  auto e = core::make_error("cluster.owner_unavailable", why);
+  if (auto sink = w.sub.windowed.lock()) {
+    sink->refused(std::move(e));
+  } else if (w.sub.replica) {
+    w.sub.replica->refused(e);
+  }
+}
+
+/// A part is gone (a member unreachable, a unit stopped): the merge can no longer be exact.
+/// Every subscription ends (`closed{server_shutdown}`), later subscribes are refused with 503,
+/// and the view leaves as soon as its mailbox is empty.
 void fail(space_ptr self, const std::string& why) {
   auto& st = self->state;
+  st.failed = why;
   for (auto& w : st.waiting) {
-    if (auto sink = w.sub.windowed.lock()) {
-      sink->refused(core::make_error("cluster.owner_unavailable", why));
-    } else if (w.sub.replica) {
-      w.sub.replica->refused(core::make_error("cluster.owner_unavailable", why));
-    }
+    refuse(w, why);
   }
   st.waiting.clear();
   if (st.query) {
-    self->send(st.query, fail_msg{why});
+    self->send(st.query, fail_msg{why, {}});
     st.query = nullptr;
   }
   stop_sources(self);
-  self->quit();
+  try_retire(self);
 }
 
 void on_member(space_ptr self, member_msg& m) {
@@ -256,25 +322,29 @@ void on_member(space_ptr self, member_msg& m) {
   auto& src = it->second;
   switch (m.event.what) {
     case watch_event::kind::snapshot:
+      // A member part's snapshot: its first, or a fresh one after its watch fell behind. The
+      // merge diffs it against what that member showed, so the streams go on either way.
       st.merge->set_source("@" + m.member, m.event.snapshot.rows, m.event.snapshot.total);
       if (!src.ready) {
         src.ready = true;
-        --st.pending;
+        if (src.initial) {
+          --st.pending;
+        }
       }
-      flush(self, {}, false);
+      flush(self, false);
       break;
     case watch_event::kind::update: {
       auto& u = m.event.update;
       st.merge->apply_source("@" + m.member, merged_delta(u, m.member, false));
-      flush(self, u.version_id, u.synthetic || u.object_deleted);
+      flush(self, u.synthetic || u.object_deleted);
       break;
     }
     case watch_event::kind::lost:
       fail(self, "member '" + m.member + "', which holds part of this dataset, is unreachable");
       break;
     case watch_event::kind::failed:
-      fail(self, "member '" + m.member + "' cannot serve its part of this dataset: " +
-                     m.event.error);
+      fail(self,
+           "member '" + m.member + "' cannot serve its part of this dataset: " + m.event.error);
       break;
   }
 }
@@ -298,39 +368,66 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
     }
     self->quit(msg.reason);
   });
-  // Sources: new objects first (so none is missed between the listing and the registration),
-  // then the objects this node holds, then the other members' parts.
-  rt->watch_space(req->space, req->dataset, caf::actor_cast<caf::actor>(self));
-  for (auto& object : rt->store.objects_with_dataset(req->space, req->dataset)) {
-    if (!rt->link || !rt->link->remote_owner({req->space, object})) {
-      subscribe_unit(self, object);
-    }
-  }
+  // In a cluster every other member holds part of the dataset: without one the merge cannot be
+  // exact, so a member that is not up refuses the view at once (before any unit is loaded).
   if (rt->link && !member_part) {
-    auto part = view_query(req, true);
     for (const auto& member : rt->link->members()) {
-      if (member == rt->link->self_id()) {
-        continue;
+      if (member != rt->link->self_id() && !rt->link->member_up(member)) {
+        st.failed = "member '" + member + "', which holds part of this dataset, is unreachable";
+        break;
       }
-      auto& src = st.members[member];
-      ++st.pending;
-      caf::actor me = caf::actor_cast<caf::actor>(self);
-      src.watch_id = rt->link->open_watch(member, *part, [me, member](watch_event ev) {
-        caf::anon_send(me, member_msg{member, std::move(ev)});
-      });
-      rt->upstreams.fetch_add(1);
     }
   }
-  flush(self, {}, false);
+  if (!st.failed.empty()) {
+    try_retire(self);  // the subscribes already sent are refused as they are read
+  } else {
+    // Sources: new objects first (so none is missed between the listing and the registration),
+    // then the objects this node holds (listed by the loader thread: a store read per object of
+    // the space), then the other members' parts.
+    rt->watch_space(req->space, req->dataset, caf::actor_cast<caf::actor>(self));
+    ++st.pending;  // the listing
+    {
+      caf::actor me = caf::actor_cast<caf::actor>(self);
+      auto space = req->space;
+      auto dataset = req->dataset;
+      rt->loader.post([rt, me, space, dataset] {
+        caf::anon_send(me, listed_msg{rt->store.objects_with_dataset(space, dataset)});
+      });
+    }
+    if (rt->link && !member_part) {
+      auto part = view_query(req, true);
+      for (const auto& member : rt->link->members()) {
+        if (member == rt->link->self_id()) {
+          continue;
+        }
+        auto& src = st.members[member];
+        src.initial = true;
+        ++st.pending;
+        caf::actor me = caf::actor_cast<caf::actor>(self);
+        src.watch_id = rt->link->open_watch(member, *part, [me, member](watch_event ev) {
+          caf::anon_send(me, member_msg{member, std::move(ev)});
+        });
+        rt->upstreams.fetch_add(1);
+      }
+    }
+  }
   return {
       [self](subscribe_msg& m) {
         auto& st = self->state;
-        if (st.query) {
-          ++st.forwarded;
-          self->send(st.query, std::move(m));
-        } else {
-          st.waiting.push_back(std::move(m));
+        if (!st.failed.empty()) {
+          refuse(m, st.failed);
+          return;
         }
+        st.retiring = false;
+        if (!st.query) {
+          st.waiting.push_back(std::move(m));
+          if (st.pending == 0) {
+            flush(self, false);  // every source is in: serve now
+          }
+          return;
+        }
+        ++st.forwarded;
+        self->send(st.query, std::move(m));
       },
       [self](unsubscribe_msg& m) {
         auto& st = self->state;
@@ -338,14 +435,31 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
           self->send(st.query, std::move(m));
           return;
         }
-        std::erase_if(st.waiting,
-                      [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
-        if (st.waiting.empty() &&
-            st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
-                                     [self] { return self->mailbox().empty(); })) {
-          stop_sources(self);
-          self->quit();
+        std::erase_if(st.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
+        if (st.waiting.empty()) {
+          try_retire(self);
         }
+      },
+      [self](retire_msg) {
+        if (self->state.retiring) {
+          try_retire(self);
+        }
+      },
+      [self](listed_msg& m) {
+        auto& st = self->state;
+        if (!st.failed.empty()) {
+          return;
+        }
+        for (auto& object : m.objects) {
+          if (!st.rt->link || !st.rt->link->remote_owner({st.req->space, object})) {
+            subscribe_unit(self, object);
+          }
+        }
+        --st.pending;
+        flush(self, false);
+      },
+      [self](source_failed_msg& m) {
+        fail(self, "the part of object '" + m.object + "' ended: " + m.why);
       },
       [self](resync_msg& m) {
         if (self->state.query) {
@@ -357,13 +471,7 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
         if (st.query && st.forwarded == m.seen &&
             caf::actor_cast<caf::actor_addr>(self->current_sender()) == st.query.address()) {
           // Leave the registry first, so no subscribe reaches an actor that is going.
-          if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
-                                       [self] { return self->mailbox().empty(); })) {
-            self->send(st.query, stop_atom::value);
-            st.query = nullptr;
-            stop_sources(self);
-            self->quit();
-          }
+          try_retire(self);
         }
       },
       [self](source_msg& m) { on_source(self, m); },

@@ -30,7 +30,18 @@ void unit_loader::load(store::unit_key unit, caf::actor shard) {
     if (stopping_) {
       return;
     }
-    queue_.emplace_back(std::move(unit), std::move(shard));
+    queue_.push_back(job{std::move(unit), std::move(shard), nullptr});
+  }
+  cv_.notify_one();
+}
+
+void unit_loader::post(std::function<void()> run) {
+  {
+    std::lock_guard lock{mu_};
+    if (stopping_) {
+      return;
+    }
+    queue_.push_back(job{{}, {}, std::move(run)});
   }
   cv_.notify_one();
 }
@@ -52,50 +63,55 @@ void unit_loader::stop() {
 
 void unit_loader::run() {
   for (;;) {
-    std::pair<store::unit_key, caf::actor> job;
+    job next;
     {
       std::unique_lock lock{mu_};
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) {
         break;
       }
-      job = std::move(queue_.front());
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
+    if (next.run) {
+      next.run();
+      continue;
+    }
+    auto& job = next;
     auto out = std::make_shared<unit_load>();
     auto T0 = std::chrono::steady_clock::now();
-    bool objects_unit = job.first.object.empty();
+    bool objects_unit = job.unit.object.empty();
     core::record_set* current = nullptr;
     std::string current_name;
-    auto snap = store_.load_unit(job.first, [&](std::string_view dataset, std::string_view id,
-                                                std::string&& json) {
-      if (out->error) {
-        return;
-      }
-      if (!current || dataset != current_name) {
-        current_name = std::string{dataset};
-        current = &out->datasets[current_name];
-      }
-      // Only its id and identity are read (no document is built), and the text is moved.
-      if (objects_unit) {
-        if (auto m = core::scan_path(json, {std::string{"modifiedAt"}}); m && !m->empty()) {
-          std::int64_t v = 0;
-          auto [ptr, ec] = std::from_chars(m->data(), m->data() + m->size(), v);
-          if (ec == std::errc{} && ptr == m->data() + m->size()) {
-            out->last_modified_ms = std::max(out->last_modified_ms, v);
+    auto snap = store_.load_unit(
+        job.unit, [&](std::string_view dataset, std::string_view id, std::string&& json) {
+          if (out->error) {
+            return;
           }
-        }
-      }
-      auto rec = core::record_from_text(std::move(json));
-      if (!rec || rec->id != id) {
-        out->error = core::make_error(
-            "store.corrupt", "unit '" + job.first.space + "/" + job.first.object +
-                                 "' holds an unreadable record '" + std::string{dataset} + "/" +
-                                 std::string{id} + "'");
-        return;
-      }
-      current->insert(std::move(rec));
-    });
+          if (!current || dataset != current_name) {
+            current_name = std::string{dataset};
+            current = &out->datasets[current_name];
+          }
+          // Only its id and identity are read (no document is built), and the text is moved.
+          if (objects_unit) {
+            if (auto m = core::scan_path(json, {std::string{"modifiedAt"}}); m && !m->empty()) {
+              std::int64_t v = 0;
+              auto [ptr, ec] = std::from_chars(m->data(), m->data() + m->size(), v);
+              if (ec == std::errc{} && ptr == m->data() + m->size()) {
+                out->last_modified_ms = std::max(out->last_modified_ms, v);
+              }
+            }
+          }
+          auto rec = core::record_from_text(std::move(json));
+          if (!rec || rec->id != id) {
+            out->error = core::make_error(
+                "store.corrupt", "unit '" + job.unit.space + "/" + job.unit.object +
+                                     "' holds an unreadable record '" + std::string{dataset} + "/" +
+                                     std::string{id} + "'");
+            return;
+          }
+          current->insert(std::move(rec));
+        });
     if (!snap) {
       out->error = std::move(snap).error();
     } else if (!out->error) {
@@ -117,10 +133,10 @@ void unit_loader::run() {
         n += records.size();
       }
       std::fprintf(stderr, "weir: loaded unit '%s/%s' (%zu records) in %.0f ms\n",
-                   job.first.space.c_str(), job.first.object.c_str(), n, ms);
+                   job.unit.space.c_str(), job.unit.object.c_str(), n, ms);
     }
-    caf::anon_send(job.second, loaded_msg{std::move(out)});
-    job.second = nullptr;
+    caf::anon_send(job.shard, loaded_msg{std::move(out)});
+    job.shard = nullptr;
   }
   // This thread sent messages through CAF; let the actor system go without waiting on it.
   caf::logger::set_current_actor_system(nullptr);

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,7 +29,7 @@ struct unit_load {
   bool deleted = false;
   std::unordered_map<std::string, core::record_set> datasets;
   std::int64_t last_modified_ms = 0;  ///< objects unit: the largest `modifiedAt` it holds
-  std::optional<core::error> error;  ///< set when the unit could not be read
+  std::optional<core::error> error;   ///< set when the unit could not be read
 };
 
 class unit_loader {
@@ -41,6 +42,10 @@ class unit_loader {
   /// Queues a load of `unit`; `shard` gets a loaded_msg with the result.
   void load(store::unit_key unit, caf::actor shard);
 
+  /// Runs `job` on the loader thread after the loads queued before it (a store read that must
+  /// not block an actor thread). Dropped once stopping.
+  void post(std::function<void()> job);
+
   /// Stops the thread; queued loads are dropped (their shards are being stopped too).
   void stop();
 
@@ -50,7 +55,12 @@ class unit_loader {
   store::durable_store& store_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<store::unit_key, caf::actor>> queue_;
+  struct job {
+    store::unit_key unit;
+    caf::actor shard;
+    std::function<void()> run;  // set: a posted job instead of a load
+  };
+  std::deque<job> queue_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -264,7 +264,6 @@ v1::WatchRequest open_request(std::uint64_t id, const v1::BoundQuery& q) {
   return r;
 }
 
-
 }  // namespace
 
 void cluster_node::impl::start_stream_locked(peer_state& p) {
@@ -296,7 +295,14 @@ void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev) {
       out.error_code = ev.error_code();
       break;
     default:
-      return;
+      // An event this build does not know (the fields a member sends are its version's): the
+      // watch cannot go on correctly, so it ends here rather than missing changes silently.
+      out.what = actors::watch_event::kind::failed;
+      out.error = "member '" + p.addr.id +
+                  "' sent a watch event this node does not understand; every member must run "
+                  "the same version of weir";
+      out.error_code = "cluster.version_mismatch";
+      break;
   }
   actors::watch_callback cb;
   {
@@ -498,6 +504,18 @@ std::vector<std::string> cluster_node::members() const {
   return out;
 }
 
+bool cluster_node::member_up(const std::string& id) const {
+  if (id == impl_->opts.self) {
+    return true;
+  }
+  auto* p = impl_->peer(id);
+  if (!p) {
+    return false;
+  }
+  std::lock_guard lock{p->mu};
+  return impl_->state_of(*p, clock_type::now()) == "up";
+}
+
 void cluster_node::space_exists(const std::string& space, std::function<void(bool)> done) {
   struct gather {
     std::mutex mu;
@@ -545,9 +563,7 @@ void cluster_node::space_exists(const std::string& space, std::function<void(boo
         [p](auto* ctx, auto* rq, auto* rp, auto cb) {
           p->peer_stub->async()->SpaceExists(ctx, rq, rp, std::move(cb));
         },
-        [take](const grpc::Status& st, v1::SpaceReply& reply) {
-          take(st.ok() && reply.exists());
-        });
+        [take](const grpc::Status& st, v1::SpaceReply& reply) { take(st.ok() && reply.exists()); });
     if (!started) {
       take(false);
     }

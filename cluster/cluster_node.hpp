@@ -67,6 +67,7 @@ class cluster_node final : public actors::cluster_link {
   const std::string& self_id() const override;
   bool is_member(const std::string& id) const override;
   std::vector<std::string> members() const override;
+  bool member_up(const std::string& id) const override;
   void space_exists(const std::string& space, std::function<void(bool)> done) override;
   std::optional<std::string> remote_owner(const store::unit_key& unit) const override;
   void forward_write(const std::string& node, actors::write_command cmd,

@@ -5,10 +5,25 @@
 
 namespace weir::core {
 
+std::string merged_id_prefix(std::string_view object) {
+  std::string out;
+  out.reserve(object.size() + 1);
+  for (char c : object) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '/') {
+      out += "%2F";
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('/');
+  return out;
+}
+
 record_ptr with_object_prefix(const record& r, std::string_view object) {
   auto doc = parse_doc(r);
-  std::string id{object};
-  id.push_back('/');
+  std::string id = merged_id_prefix(object);
   id.append(r.id);
   doc["id"] = id;
   return make_record(doc);
@@ -29,9 +44,9 @@ void window_merge::remember() {
   }
 }
 
-void window_merge::insert(source_state& s, const record_ptr& r) {
+void window_merge::insert(const std::string& name, source_state& s, const record_ptr& r) {
   auto pos = spec_.position_of(thread_doc_reader().read(*r));
-  auto it = rows_.insert(row{std::move(pos), r}).first;
+  auto it = rows_.insert(row{std::move(pos), r, &name}).first;
   s.rows[r->id] = it;
 }
 
@@ -48,21 +63,21 @@ void window_merge::erase(source_state& s, const std::string& id, removal_reason 
 void window_merge::set_source(const std::string& source, const std::vector<record_ptr>& rows,
                               std::optional<std::uint64_t> total) {
   remember();
-  auto& s = sources_[source];
+  auto& [name, s] = *sources_.try_emplace(source).first;
   for (auto& [id, it] : s.rows) {
     rows_.erase(it);
     reasons_[id] = removal_reason::displaced;
   }
   s.rows.clear();
   for (const auto& r : rows) {
-    insert(s, r);
+    insert(name, s, r);
   }
   s.total = total;
 }
 
 void window_merge::apply_source(const std::string& source, const window_delta& d) {
   remember();
-  auto& s = sources_[source];
+  auto& [name, s] = *sources_.try_emplace(source).first;
   for (const auto& r : d.removed) {
     erase(s, r.rec->id, r.reason);
   }
@@ -71,7 +86,7 @@ void window_merge::apply_source(const std::string& source, const window_delta& d
       rows_.erase(it->second);
       s.rows.erase(it);
     }
-    insert(s, u.rec);
+    insert(name, s, u.rec);
     if (u.ops) {
       ops_[u.rec->id] = u.ops;
     }
@@ -97,8 +112,14 @@ void window_merge::drop_source(const std::string& source) {
 std::vector<record_ptr> window_merge::visible() const {
   std::vector<record_ptr> out;
   std::uint64_t i = 0;
-  for (auto it = rows_.begin(); it != rows_.end(); ++it, ++i) {
-    if (i < offset_) {
+  const std::string* last_id = nullptr;
+  for (auto it = rows_.begin(); it != rows_.end(); ++it) {
+    // The same record held by two sources at once sorts side by side: it shows once.
+    if (last_id && *last_id == it->rec->id) {
+      continue;
+    }
+    last_id = &it->rec->id;
+    if (i++ < offset_) {
       continue;
     }
     if (limit_ && out.size() >= limit_) {

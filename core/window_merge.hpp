@@ -18,8 +18,13 @@
 
 namespace weir::core {
 
-/// A copy of `r` whose "id" is `<object>/<id>` (rows of the space-wide dataset endpoint).
+/// A copy of `r` whose "id" is `<object>/<id>` (rows of the space-wide dataset endpoint). In
+/// the object id, '%' becomes "%25" and '/' becomes "%2F", so the first '/' always ends it and
+/// two objects can never produce the same merged id; ids without those characters are unchanged.
 record_ptr with_object_prefix(const record& r, std::string_view object);
+
+/// The object id part of a merged id, escaped as with_object_prefix does.
+std::string merged_id_prefix(std::string_view object);
 
 class window_merge {
  public:
@@ -49,13 +54,21 @@ class window_merge {
   std::size_t held() const { return rows_.size(); }
 
  private:
+  // Rows order by position, then by source: two sources may briefly hold the same record (an
+  // object moving between members), and each must keep its own entry.
   struct row {
     sort_position pos;
     record_ptr rec;
+    const std::string* source;  // the key in sources_ (map keys do not move)
   };
   struct row_less {
     const sort_spec* spec;
-    bool operator()(const row& a, const row& b) const { return spec->compare(a.pos, b.pos) < 0; }
+    bool operator()(const row& a, const row& b) const {
+      if (auto c = spec->compare(a.pos, b.pos); c != 0) {
+        return c < 0;
+      }
+      return *a.source < *b.source;
+    }
   };
   using row_set = std::set<row, row_less>;
   struct source_state {
@@ -64,7 +77,7 @@ class window_merge {
   };
 
   void remember();
-  void insert(source_state& s, const record_ptr& r);
+  void insert(const std::string& name, source_state& s, const record_ptr& r);
   void erase(source_state& s, const std::string& id, removal_reason why);
 
   sort_spec spec_;

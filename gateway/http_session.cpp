@@ -14,8 +14,8 @@
 #include "core/origin.hpp"
 #include "core/query_health.hpp"
 #include "core/query_result.hpp"
-#include "core/sse_control.hpp"
 #include "core/record_rules.hpp"
+#include "core/sse_control.hpp"
 #include "core/url.hpp"
 #include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
@@ -34,6 +34,11 @@ constexpr std::string_view sse_hub_path = "/.cratis/queries/sse";
 constexpr std::string_view sse_control_prefix = "/.cratis/queries/sse/";
 constexpr std::string_view sse_subscribe_path = "/.cratis/queries/sse/subscribe";
 constexpr std::string_view sse_unsubscribe_path = "/.cratis/queries/sse/unsubscribe";
+
+/// windowed-subscribe §3's 404, worded as the reference words it.
+core::error space_not_found(const std::string& space) {
+  return core::make_error("space.not_found", "space " + space + " not found", {{"space", space}});
+}
 
 std::optional<std::string_view> header(const http::request<http::string_body>& req, http::field f) {
   auto it = req.find(f);
@@ -102,16 +107,16 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
       keep_alive_ = false;
       auto self = shared_from_this();
       auto space = (*w)->space;
+      if (!core::validate_id(space, "space")) {
+        respond(404, error_body(space_not_found(space)), true);
+        return;
+      }
       ctx_.rt.space_exists(space, [self, space, too_large](bool exists) {
         asio::post(self->stream_.get_executor(), [self, space, too_large, exists] {
           if (exists) {
             self->respond(413, error_body(too_large), true);
           } else {
-            self->respond(404,
-                          error_body(core::make_error("space.not_found",
-                                                      "space " + space + " not found",
-                                                      {{"space", space}})),
-                          true);
+            self->respond(404, error_body(space_not_found(space)), true);
           }
         });
       });
@@ -246,8 +251,9 @@ void http_session::handle(http::request<http::string_body>&& req) {
     if (req.method() == http::verb::get || head_) {
       respond(200, R"({"authorized":true,"accountId":""})");
     } else {
-      respond(405, error_body(core::make_error("method.not_allowed", "this path accepts only GET",
-                                               {{"allow", "GET"}})),
+      respond(405,
+              error_body(core::make_error("method.not_allowed", "this path accepts only GET",
+                                          {{"allow", "GET"}})),
               false, "GET");
     }
     return;
@@ -423,8 +429,8 @@ class http_session::windowed_snapshot_sink : public actors::windowed_sink {
   }
   void event(std::shared_ptr<const std::string>) override {}
   void closed(std::string_view) override {
-    post(nullptr, core::make_error("server.unavailable",
-                                   "the query ended before it answered; retry"));
+    post(nullptr,
+         core::make_error("server.unavailable", "the query ended before it answered; retry"));
   }
   void refused(core::error e) override { post(nullptr, std::move(e)); }
 
@@ -447,27 +453,23 @@ void http_session::handle_windowed(http::request<http::string_body>& req, window
     return;
   }
   if (auto ok = core::validate_id(route.space, "space"); !ok) {
-    respond(404, error_body(core::make_error("space.not_found",
-                                             "space '" + route.space + "' not found",
-                                             {{"space", route.space}})));
+    respond(404, error_body(space_not_found(route.space)));
     return;
   }
   auto self = shared_from_this();
   auto body = std::move(req.body());
   auto space = route.space;
-  ctx_.rt.space_exists(space, [self, body = std::move(body),
-                               route = std::move(route)](bool exists) mutable {
-    asio::post(self->stream_.get_executor(),
-               [self, exists, body = std::move(body), route = std::move(route)]() mutable {
-                 if (!exists) {
-                   self->respond(404, error_body(core::make_error(
-                                          "space.not_found", "space " + route.space + " not found",
-                                          {{"space", route.space}})));
-                   return;
-                 }
-                 self->windowed_in_space(std::move(body), std::move(route));
-               });
-  });
+  ctx_.rt.space_exists(
+      space, [self, body = std::move(body), route = std::move(route)](bool exists) mutable {
+        asio::post(self->stream_.get_executor(),
+                   [self, exists, body = std::move(body), route = std::move(route)]() mutable {
+                     if (!exists) {
+                       self->respond(404, error_body(space_not_found(route.space)));
+                       return;
+                     }
+                     self->windowed_in_space(std::move(body), std::move(route));
+                   });
+      });
 }
 
 void http_session::windowed_in_space(std::string body, windowed_route route) {

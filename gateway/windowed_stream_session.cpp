@@ -23,17 +23,18 @@ constexpr std::string_view crlf = "\r\n";
 
 }  // namespace
 
-windowed_stream_session::windowed_stream_session(
-    beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
-    std::string correlation_id, std::shared_ptr<const core::windowed_request> req,
-    std::string caller)
+windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx,
+                                                 unsigned http_version, std::string correlation_id,
+                                                 std::shared_ptr<const core::windowed_request> req,
+                                                 std::string caller)
     : stream_(std::move(stream)),
       ctx_(ctx),
       version_(http_version),
       correlation_id_(std::move(correlation_id)),
       req_(std::move(req)),
       caller_(std::move(caller)),
-      keep_alive_(stream_.get_executor()) {}
+      keep_alive_(stream_.get_executor()),
+      open_timer_(stream_.get_executor()) {}
 
 windowed_stream_session::~windowed_stream_session() {
   ctx_.remove(this);
@@ -48,13 +49,22 @@ void windowed_stream_session::run() {
     return;
   }
   query_ = std::move(q.value());
+  // A subscription that cannot open (its data's owner stuck, say) must not hold the client.
+  open_timer_.expires_after(open_timeout);
+  open_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->started_ || self->closing_ || self->closed_) {
+      return;
+    }
+    self->on_refused(core::make_error("server.unavailable",
+                                      "the subscription did not open within " +
+                                          std::to_string(open_timeout.count()) + " s; retry"));
+  });
   do_read();
 }
 
 void windowed_stream_session::opened(std::shared_ptr<const std::string> snapshot) {
-  asio::post(stream_.get_executor(), [self = shared_from_this(), s = std::move(snapshot)] {
-    self->on_opened(s);
-  });
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this(), s = std::move(snapshot)] { self->on_opened(s); });
 }
 
 void windowed_stream_session::event(std::shared_ptr<const std::string> ev) {
@@ -78,6 +88,7 @@ void windowed_stream_session::on_refused(core::error e) {
   }
   closed_ = true;
   query_.reset();
+  open_timer_.cancel();
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(status_for(e)), version_);
   res->set(http::field::server, "weir");
@@ -102,6 +113,7 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
     return;  // the node began draining first: on_closed answers
   }
   started_ = true;
+  open_timer_.cancel();
   // ready is written once the subscription is registered, and flushed with the snapshot (§4).
   head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
   snapshot_ = std::move(snapshot);
@@ -110,10 +122,16 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   res_.set(http::field::server, "weir");
   res_.set(http::field::content_type, "text/event-stream");
   res_.set(http::field::cache_control, "no-cache");
-  res_.set(http::field::connection, "keep-alive");
   res_.set("X-Accel-Buffering", "no");
   res_.set("X-Correlation-ID", correlation_id_);
-  res_.chunked(true);
+  // HTTP/1.0 has no chunked coding: its body is the rest of the connection.
+  chunked_ = version_ >= 11;
+  if (chunked_) {
+    res_.set(http::field::connection, "keep-alive");
+    res_.chunked(true);
+  } else {
+    res_.keep_alive(false);
+  }
   serializer_.emplace(res_);
   writing_ = true;
   http::async_write_header(stream_, *serializer_,
@@ -145,6 +163,7 @@ void windowed_stream_session::on_closed(std::string reason) {
   closing_ = true;
   query_.reset();
   keep_alive_.cancel();
+  open_timer_.cancel();
   if (!started_) {
     // Not registered yet (the node is draining): nothing was sent, so the answer is an error.
     closing_ = false;
@@ -153,6 +172,9 @@ void windowed_stream_session::on_closed(std::string reason) {
     return;
   }
   close_frame_ = "event: closed\ndata: {\"reason\":\"" + reason + "\"}\n\n";
+  // The pending read and every write from here share this deadline; when it passes, they fail
+  // and the socket closes.
+  stream_.expires_after(close_deadline);
   do_write();
 }
 
@@ -175,6 +197,7 @@ void windowed_stream_session::gone() {
   closed_ = true;
   query_.reset();
   keep_alive_.cancel();
+  open_timer_.cancel();
   events_.clear();
   event_bytes_ = 0;
   beast::error_code ec;
@@ -189,7 +212,9 @@ void windowed_stream_session::do_write() {
   }
   buffers_.clear();
   in_flight_.clear();
-  buffers_.emplace_back();  // the chunk-size line, filled in below
+  if (chunked_) {
+    buffers_.emplace_back();  // the chunk-size line, filled in below
+  }
   std::size_t bytes = 0;
   auto add = [&](std::string_view s) {
     buffers_.push_back(asio::buffer(s.data(), s.size()));
@@ -227,11 +252,13 @@ void windowed_stream_session::do_write() {
   if (bytes == 0) {
     return;
   }
-  char line[24];
-  auto n = std::snprintf(line, sizeof line, "%zx\r\n", bytes);
-  chunk_line_.assign(line, static_cast<std::size_t>(n));
-  buffers_.front() = asio::buffer(chunk_line_);
-  buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
+  if (chunked_) {
+    char line[24];
+    auto n = std::snprintf(line, sizeof line, "%zx\r\n", bytes);
+    chunk_line_.assign(line, static_cast<std::size_t>(n));
+    buffers_.front() = asio::buffer(chunk_line_);
+    buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
+  }
   writing_ = true;
   asio::async_write(stream_, buffers_,
                     [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
@@ -269,8 +296,14 @@ void windowed_stream_session::on_write(beast::error_code ec, bool last) {
 void windowed_stream_session::finish() {
   // The terminal `closed` is out: end the chunked body, then the connection.
   closed_ = true;
-  writing_ = true;
   keep_alive_.cancel();
+  if (!chunked_) {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    return;
+  }
+  writing_ = true;
   auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
   asio::async_write(stream_, *last,
                     [self = shared_from_this(), last](beast::error_code ec, std::size_t) {

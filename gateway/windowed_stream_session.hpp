@@ -4,6 +4,11 @@
 // then `changes` frames that carry every event held at the time of the write (the mailbox is
 // drained into one frame), `: keepalive` comments in silence, and `closed` last. Internal to
 // gateway/.
+//
+// Deadlines: a subscription that has not opened within open_timeout is refused with 503
+// `server.unavailable`; once `closed` is decided, the stream has close_deadline to get it to
+// the client before the socket is closed (a client that stopped reading cannot hold a draining
+// node). HTTP/1.1 streams are chunked; HTTP/1.0 ones end with the connection.
 #pragma once
 
 #include <chrono>
@@ -24,6 +29,9 @@ class windowed_stream_session : public actors::windowed_sink,
                                 public closable,
                                 public std::enable_shared_from_this<windowed_stream_session> {
  public:
+  static constexpr std::chrono::seconds open_timeout{30};
+  static constexpr std::chrono::seconds close_deadline{10};
+
   windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
                           std::string correlation_id,
                           std::shared_ptr<const core::windowed_request> req, std::string caller);
@@ -64,6 +72,7 @@ class windowed_stream_session : public actors::windowed_sink,
   std::string caller_;
   std::unique_ptr<actors::windowed_query> query_;
 
+  bool chunked_ = true;          // HTTP/1.1: chunked; HTTP/1.0: the body ends with the socket
   bool started_ = false;         // the 200 and ready/snapshot are queued
   bool header_written_ = false;  // the 200's header is out: chunks may follow
   bool writing_ = false;
@@ -85,6 +94,7 @@ class windowed_stream_session : public actors::windowed_sink,
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};
   keep_alive_timer keep_alive_;
+  asio::steady_timer open_timer_;
 };
 
 }  // namespace weir::gateway

@@ -88,9 +88,10 @@ TEST(WindowedStream, FramesInOrderWithExactShapes) {
   auto snap = s.next();
   ASSERT_TRUE(snap);
   s.apply(*snap);
-  EXPECT_EQ(snap->raw, "event: snapshot\ndata: {\"records\":[{\"id\":\"m2\",\"text\":\"two\",\"_ver\":{\"id\":\"" +
-                           v2 + "\"}},{\"id\":\"m1\",\"text\":\"one\",\"_ver\":{\"id\":\"" + v1 +
-                           "\"}}]}");
+  EXPECT_EQ(
+      snap->raw,
+      "event: snapshot\ndata: {\"records\":[{\"id\":\"m2\",\"text\":\"two\",\"_ver\":{\"id\":\"" +
+          v2 + "\"}},{\"id\":\"m1\",\"text\":\"one\",\"_ver\":{\"id\":\"" + v1 + "\"}}]}");
   // A create: added with its doc and the root multi-set op; nothing else in the event.
   auto v3 = put(n.port, "c", "m3", R"({"text":"three","n":3})");
   auto f = s.next();
@@ -434,6 +435,67 @@ TEST(WindowedStream, SpaceWideDatasetMergesEveryObjectsRows) {
   EXPECT_FALSE(s.closed_reason());
   auto q = windowed_query(n.port, "t", "datasets", R"({"dataset":"msgs","sort":["-n"],"limit":2})");
   EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
+}
+
+TEST(WindowedStream, SpaceWideIdsEscapeObjectIdsVersionIdsGrowAndTotalsStayExact) {
+  node_with n;
+  put(n.port, "a%2Fb", "c", R"({"n":1})");  // object "a/b", record "c"
+  put(n.port, "a", "b%2Fc", R"({"n":2})");  // object "a", record "b/c"
+  const std::string body = R"({"dataset":"msgs","sort":["n"],"includeTotal":true})";
+  windowed_stream s{n.port, "t", "datasets", body};
+  auto snap = s.open();
+  EXPECT_EQ(ids_of(snap.at("records")), (std::vector<std::string>{"a%2Fb/c", "a/b/c"}));
+  EXPECT_EQ(snap.at("total"), 2);
+  put(n.port, "z", "1", R"({"n":3})");
+  auto first = next_event(s);
+  EXPECT_EQ(list(first, "added").size(), 1u);
+  put(n.port, "a", "x", R"({"n":4})");  // a second record of an object already merged
+  auto second = next_event(s);
+  EXPECT_EQ(list(second, "added").size(), 1u);
+  // The merged stream's own sequence: non-empty, and growing in byte order.
+  auto v1 = std::string{first.at("versionId").as_string()};
+  auto v2 = std::string{second.at("versionId").as_string()};
+  EXPECT_FALSE(v1.empty());
+  EXPECT_LT(v1, v2);
+  // The snapshot twin shares the live view: its total counts every write so far.
+  auto q = windowed_query(n.port, "t", "datasets", body);
+  ASSERT_EQ(q.status, 200u) << q.body;
+  EXPECT_EQ(q.json().as_object().at("total"), 4);
+  EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
+}
+
+TEST(WindowedStream, Http10StreamIsNotChunkedAndEndsWithTheConnection) {
+  node_with n;
+  put(n.port, "c", "m1", R"({"text":"one"})");
+  const std::string body = R"({"objectId":"c","dataset":"msgs"})";
+  raw_connection c{n.port};
+  c.send_all(
+      "POST /v1/spaces/t/query/subscribe HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (c.pending().find("event: snapshot") == std::string::npos ||
+         !c.pending().ends_with("\n\n")) {
+    ASSERT_TRUE(c.fill(deadline)) << c.pending();
+  }
+  auto end_of_head = c.pending().find("\r\n\r\n");
+  ASSERT_NE(end_of_head, std::string::npos);
+  auto head = c.pending().substr(0, end_of_head);
+  EXPECT_TRUE(head.starts_with("HTTP/1.0 200")) << head;
+  EXPECT_EQ(head.find("chunked"), std::string::npos) << head;
+  EXPECT_EQ(head.find("keep-alive"), std::string::npos) << head;
+  // The body is the frames themselves, no chunk-size lines.
+  EXPECT_TRUE(c.pending().substr(end_of_head + 4).starts_with("event: ready\ndata: {}\n\n"))
+      << c.pending();
+  // Deleting the object closes the stream: `closed`, then the connection ends.
+  http(n.port, "DELETE", "/v1/spaces/t/objects/c");
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (!c.eof()) {
+    c.fill(deadline);
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << c.pending();
+  }
+  EXPECT_TRUE(c.pending().ends_with("event: closed\ndata: {\"reason\":\"object_deleted\"}\n\n"))
+      << c.pending();
 }
 
 }  // namespace

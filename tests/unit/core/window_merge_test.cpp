@@ -45,8 +45,8 @@ TEST_P(WindowMergeProperty, MergedWindowEqualsAFreshQueryOverAllSources) {
   std::mt19937 rng{static_cast<unsigned>(GetParam())};
   auto spec = sort_spec::parse(std::vector<std::string>{"-n"}).value();
   auto f = filter::parse(boost::json::parse(R"({"n":{"$gte":3}})")).value();
-  for (auto [offset, limit] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
-           {0, 3}, {2, 4}, {0, 1}, {5, 2}}) {
+  for (auto [offset, limit] :
+       std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 3}, {2, 4}, {0, 1}, {5, 2}}) {
     window_merge merge{spec, offset, limit, true};
     std::map<std::string, std::unique_ptr<source>> sources;
     std::vector<record_ptr> shown;
@@ -124,6 +124,42 @@ TEST_P(WindowMergeProperty, MergedWindowEqualsAFreshQueryOverAllSources) {
       ASSERT_EQ(jsons(shown), jsons(expect)) << "delta at step " << step;
     }
   }
+}
+
+TEST(WindowMerge, ObjectIdsAreEscapedSoMergedIdsNeverCollide) {
+  auto r1 = make("c", 1, 1);
+  auto r2 = make("b/c", 2, 1);
+  auto a = with_object_prefix(*r1, "a/b");  // object "a/b", record "c"
+  auto b = with_object_prefix(*r2, "a");    // object "a", record "b/c"
+  EXPECT_EQ(a->id, "a%2Fb/c");
+  EXPECT_EQ(b->id, "a/b/c");
+  EXPECT_EQ(with_object_prefix(*r1, "50%")->id, "50%25/c");
+  EXPECT_EQ(with_object_prefix(*r1, "plain")->id, "plain/c");
+  EXPECT_EQ(parse_doc(*a).at("id"), "a%2Fb/c");
+}
+
+TEST(WindowMerge, OneRecordInTwoSourcesShowsOnceAndLeavesCleanly) {
+  // An object moving between members can briefly be held by two sources: each keeps its own
+  // entry, the window shows the record once, and dropping either source touches only its own.
+  auto spec = sort_spec::parse(std::vector<std::string>{"n"}).value();
+  window_merge merge{spec, 0, 10, true};
+  auto x = with_object_prefix(*make("1", 5, 1), "o");
+  auto y = with_object_prefix(*make("2", 7, 1), "p");
+  merge.set_source("@m1", {x}, 1);
+  merge.set_source("@m2", {x, y}, 2);
+  merge.take_delta();
+  ASSERT_EQ(merge.visible().size(), 2u);
+  EXPECT_EQ(merge.visible()[0]->id, "o/1");
+  merge.drop_source("@m1");
+  merge.take_delta();
+  ASSERT_EQ(merge.visible().size(), 2u);  // @m2 still holds o/1
+  EXPECT_EQ(merge.held(), 2u);
+  merge.apply_source("@m2", window_delta{{window_removal{x, removal_reason::deleted}}, {}, 1});
+  auto d = merge.take_delta();
+  ASSERT_TRUE(d);
+  ASSERT_EQ(merge.visible().size(), 1u);
+  EXPECT_EQ(merge.visible()[0]->id, "p/2");
+  EXPECT_EQ(merge.held(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, WindowMergeProperty, ::testing::Range(1, 4));
