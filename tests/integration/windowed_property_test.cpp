@@ -273,14 +273,14 @@ TEST_P(WindowedPropertyOneNode, EveryWindowEqualsAFreshQueryAfterEveryWrite) {
   auto more = windows_for("o2");
   cases.insert(cases.end(), more.begin(), more.begin() + 2);
   run.open(cases);
-  for (int step = 0; step < 250; ++step) {
+  for (int step = 0; step < 400; ++step) {
     run.write();
     run.check(step);
     if (::testing::Test::HasFatalFailure()) {
       return;
     }
   }
-  EXPECT_GT(run.frames(), 100);
+  EXPECT_GT(run.frames(), 160);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, WindowedPropertyOneNode, ::testing::Values(1u, 2u, 3u));
