@@ -36,10 +36,12 @@ using sub_entry = subscriber;
 /// `now_ms` stamps the subscription's data-served time for the health feed (one relaxed store).
 void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms) {
   if (auto sink = s.sink.lock()) {
-    sink->send(outbound_frame{s.head, body, s.tail, s.live});
+    // Stamped first: once the frame is handed over, a client may read it and ask the health
+    // feed before this thread runs again.
     if (s.served) {
       s.served->store(now_ms, std::memory_order_relaxed);
     }
+    sink->send(outbound_frame{s.head, body, s.tail, s.live});
   }
 }
 

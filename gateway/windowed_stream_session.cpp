@@ -34,7 +34,7 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
       req_(std::move(req)),
       caller_(std::move(caller)),
       keep_alive_(stream_.get_executor()),
-      open_timer_(stream_.get_executor()) {}
+      deadline_(stream_.get_executor()) {}
 
 windowed_stream_session::~windowed_stream_session() {
   ctx_.remove(this);
@@ -50,8 +50,8 @@ void windowed_stream_session::run() {
   }
   query_ = std::move(q.value());
   // A subscription that cannot open (its data's owner stuck, say) must not hold the client.
-  open_timer_.expires_after(open_timeout);
-  open_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+  deadline_.expires_after(open_timeout);
+  deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->started_ || self->closing_ || self->closed_) {
       return;
     }
@@ -88,7 +88,7 @@ void windowed_stream_session::on_refused(core::error e) {
   }
   closed_ = true;
   query_.reset();
-  open_timer_.cancel();
+  deadline_.cancel();
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(status_for(e)), version_);
   res->set(http::field::server, "weir");
@@ -113,7 +113,7 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
     return;  // the node began draining first: on_closed answers
   }
   started_ = true;
-  open_timer_.cancel();
+  deadline_.cancel();
   // ready is written once the subscription is registered, and flushed with the snapshot (§4).
   head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
   snapshot_ = std::move(snapshot);
@@ -163,7 +163,7 @@ void windowed_stream_session::on_closed(std::string reason) {
   closing_ = true;
   query_.reset();
   keep_alive_.cancel();
-  open_timer_.cancel();
+  deadline_.cancel();
   if (!started_) {
     // Not registered yet (the node is draining): nothing was sent, so the answer is an error.
     closing_ = false;
@@ -172,9 +172,17 @@ void windowed_stream_session::on_closed(std::string reason) {
     return;
   }
   close_frame_ = "event: closed\ndata: {\"reason\":\"" + reason + "\"}\n\n";
-  // The pending read and every write from here share this deadline; when it passes, they fail
-  // and the socket closes.
-  stream_.expires_after(close_deadline);
+  // When the deadline passes the socket closes: the pending read and any write fail with it.
+  // (Not the stream's own timeout: it cannot be set while a read and a write are both pending.)
+  deadline_.expires_after(close_deadline);
+  deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closed_) {
+      return;
+    }
+    self->gone();
+    beast::error_code ignore;
+    self->stream_.socket().close(ignore);
+  });
   do_write();
 }
 
@@ -197,7 +205,7 @@ void windowed_stream_session::gone() {
   closed_ = true;
   query_.reset();
   keep_alive_.cancel();
-  open_timer_.cancel();
+  deadline_.cancel();
   events_.clear();
   event_bytes_ = 0;
   beast::error_code ec;
@@ -297,6 +305,7 @@ void windowed_stream_session::finish() {
   // The terminal `closed` is out: end the chunked body, then the connection.
   closed_ = true;
   keep_alive_.cancel();
+  deadline_.cancel();
   if (!chunked_) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);

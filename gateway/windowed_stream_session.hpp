@@ -94,7 +94,7 @@ class windowed_stream_session : public actors::windowed_sink,
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};
   keep_alive_timer keep_alive_;
-  asio::steady_timer open_timer_;
+  asio::steady_timer deadline_;  // the opening deadline, then the close deadline
 };
 
 }  // namespace weir::gateway

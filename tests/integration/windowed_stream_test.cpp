@@ -2,7 +2,9 @@
 // their exact shapes, includeTotal, each window transition on its own (an insert and the row it
 // displaces, an update across the window's edge, a delete and the row that backfills it, a
 // filter-out, an object deletion, an arrival before an offset window), projections on the
-// snapshot, docs and ops, keepalive comments, and overflow with a reader that stopped.
+// snapshot, docs and ops, keepalive comments, overflow with a reader that stopped and the close
+// deadline that cuts such a reader off, HTTP/1.0 streams, and the space-wide dataset's ids,
+// versionIds and totals.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -337,22 +339,25 @@ TEST(WindowedStream, KeepaliveCommentsInSilence) {
   EXPECT_EQ(c->event, "");
 }
 
-TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
-  node_with n;
-  put(n.port, "c", "seed", R"({"n":0})");
-  windowed_stream s{n.port, "t", "object",
+// Object c's top record by -n, after a seed record, with a mailbox of 16 events.
+windowed_stream open_top_one_with_a_small_mailbox(std::uint16_t port) {
+  put(port, "c", "seed", R"({"n":0})");
+  windowed_stream s{port, "t", "object",
                     R"({"objectId":"c","dataset":"msgs","sort":["-n"],"limit":1,)"
                     R"("mailboxCapacity":16})"};
   s.open();
-  // The client reads nothing while big writes pile up: the socket buffers fill, then the
-  // mailbox (16 events).
+  return s;
+}
+
+// 120 records of 200 KiB into object c, r1..r120 with n = i, by four writers at once (the group
+// commit shares their fsyncs): enough to fill the socket buffers of a client that reads nothing.
+void write_120_big_records(std::uint16_t port) {
   const std::string blob(200 * 1024, 'x');
-  // Four writers at once: the group commit shares their fsyncs.
   std::vector<std::thread> writers;
   for (int w = 0; w < 4; ++w) {
     writers.emplace_back([&, w] {
       for (int i = 1 + w; i <= 120; i += 4) {
-        put(n.port, "c", "r" + std::to_string(i),
+        put(port, "c", "r" + std::to_string(i),
             R"({"n":)" + std::to_string(i) + R"(,"blob":")" + blob + "\"}");
       }
     });
@@ -360,6 +365,14 @@ TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
   for (auto& t : writers) {
     t.join();
   }
+}
+
+TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
+  node_with n;
+  windowed_stream s = open_top_one_with_a_small_mailbox(n.port);
+  // The client reads nothing while big writes pile up: the socket buffers fill, then the
+  // mailbox (16 events).
+  write_120_big_records(n.port);
   // Now read on: what the buffers held, then `closed{overflow}` and the end.
   std::optional<std::string> reason;
   int frames = 0;
@@ -378,6 +391,23 @@ TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
   windowed_stream again{n.port, "t", "object",
                         R"({"objectId":"c","dataset":"msgs","sort":["-n"],"limit":1})"};
   EXPECT_EQ(ids_of(again.open().at("records")), (std::vector<std::string>{"r120"}));
+}
+
+TEST(WindowedStream, AClientThatStopsReadingIsCutOffAfterTheCloseDeadline) {
+  // Once `closed` is decided the stream has windowed_stream_session::close_deadline (10 s) to
+  // deliver it; a client that reads nothing cannot hold the session (or a draining node) longer.
+  node_with n;
+  windowed_stream s = open_top_one_with_a_small_mailbox(n.port);
+  write_120_big_records(n.port);
+  // The mailbox overflowed while the writers ran; now let the deadline pass unread.
+  std::this_thread::sleep_for(11s);
+  int frames = 0;
+  while (auto f = s.next(5s)) {
+    ++frames;
+    EXPECT_NE(f->event, "closed") << "the closed frame was still delivered";
+  }
+  EXPECT_TRUE(s.client().ended()) << "the connection is still open after " << frames << " frames";
+  EXPECT_FALSE(s.client().saw_last_chunk());
 }
 
 TEST(WindowedStream, ObjectsRowsCarryModifiedAtAndSortByIt) {
