@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/principal.hpp"
+
 namespace weir::actors {
 
 class budget {
@@ -61,5 +63,11 @@ class budget {
 /// arc-hub §9.1 caller key: the JSON array [tenant, kind, value] as text. Anonymous and
 /// authenticated namespaces never collide.
 std::string caller_key(std::string_view tenant, std::string_view kind, std::string_view value);
+
+/// The caller key of `who`: [tenant, "principal", subject] when signed in, else
+/// [tenant, anonymous_kind, anonymous_value] ("anonymous-address" and the client address for
+/// connection budgets, "anonymous-connection" and the connection id for subscription budgets).
+std::string caller_key(const core::principal& who, std::string_view anonymous_kind,
+                       std::string_view anonymous_value);
 
 }  // namespace weir::actors

@@ -15,6 +15,7 @@
 
 #include "actors/view_update.hpp"
 #include "actors/write_command.hpp"
+#include "core/principal.hpp"
 #include "core/query_health.hpp"
 #include "core/record.hpp"
 #include "core/result.hpp"
@@ -66,8 +67,12 @@ class replica_sink {
 struct control_request {
   bool subscribe = true;
   std::string body;            ///< the POST body, unchanged
-  std::string remote_address;  ///< the caller's peer address as the receiving node saw it
-  std::string tenant;          ///< the caller's tenant header ("" when none)
+  std::string remote_address;  ///< the caller's client address as the receiving node saw it
+  /// The caller as the receiving node verified it (core::principal_to_json; "" anonymous with
+  /// no tenant): what crosses to the member holding the connection.
+  std::string principal;
+  /// The same, decoded (null until the holder decodes `principal`).
+  std::shared_ptr<const core::principal> who;
 };
 /// Answers a control request with its HTTP status.
 using control_handler = std::function<void(control_request, std::function<void(unsigned)>)>;

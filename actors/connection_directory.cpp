@@ -70,7 +70,7 @@ std::vector<core::connection_health> connection_directory::snapshot(
   std::lock_guard lock{mu_};
   for (const auto& [id, e] : conns_) {
     const auto& c = e.conn;
-    if (c.tenant != scope.tenant || c.client.remote_ip_address != scope.remote_address) {
+    if (!scope.sees(c.tenant, c.subject, c.client.remote_ip_address)) {
       continue;
     }
     core::connection_health h;

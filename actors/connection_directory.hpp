@@ -29,6 +29,7 @@ class connection_directory {
   struct connection_entry {
     std::string id;
     std::string tenant;
+    std::string subject;  ///< who opened it; "" anonymous
     core::client_info client;
     std::int64_t established_at_ms = 0;
     shared_time last_ping_sent = std::make_shared<std::atomic<std::int64_t>>(0);
@@ -49,7 +50,7 @@ class connection_directory {
                         std::string read_model, shared_time served);
   void remove_subscription(std::uint64_t id, const std::string& query_id);
 
-  /// The connections `scope` may see (same tenant, same peer address), oldest first.
+  /// The connections `scope` may see (health_scope::sees), oldest first.
   std::vector<core::connection_health> snapshot(const core::health_scope& scope) const;
 
  private:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/frame_sink.hpp"
+#include "core/principal.hpp"
 #include "core/query_health.hpp"
 #include "core/result.hpp"
 
@@ -33,11 +34,14 @@ struct direct_request {
   std::optional<std::string> sort_by;
   bool descending = false;
   std::string caller;  ///< budget key (see caller_key)
+  /// Who asks: the query's `authorize` rule is checked against it and its claims are bound.
+  std::shared_ptr<const core::principal> who = core::anonymous_principal();
 };
 
 class direct_query {
  public:
-  /// Opens the subscription. Errors: query.invalid_arguments (arguments that do not bind, as
+  /// Opens the subscription. Errors: auth.required / auth.forbidden (the caller may not run the
+  /// query, or lacks a claim it binds), query.invalid_arguments (arguments that do not bind, as
   /// core::bind_query says), subscription.limit (over a subscription budget).
   static core::result<std::unique_ptr<direct_query>> open(runtime& rt,
                                                           const core::query_definition& def,
@@ -45,15 +49,21 @@ class direct_query {
                                                           std::weak_ptr<frame_sink> sink,
                                                           std::string head, std::string_view tail);
   /// Opens a direct subscription on the health feed (arc-hub §11) for `scope`, with the same
-  /// envelope and budget rules. Errors: subscription.limit, server.draining.
+  /// envelope and budget rules. Errors: auth.required (authentication is configured and the
+  /// scope is anonymous: decision 7), subscription.limit, server.draining.
   static core::result<std::unique_ptr<direct_query>> open_health(
-      runtime& rt, core::health_scope scope, std::string caller, std::weak_ptr<frame_sink> sink,
-      std::string head, std::string_view tail);
+      runtime& rt, core::health_scope scope, const direct_request& req,
+      std::weak_ptr<frame_sink> sink, std::string head, std::string_view tail);
   /// Cancels: nothing more is written (the liveness flag is cleared first), the query actor
   /// drops it, the budget unit comes back.
   ~direct_query();
 
+  /// When the credential this subscription needed expires (seconds since the Unix epoch): the
+  /// transport ends it then with its unauthorized answer. Unset when it needs no credential.
+  std::optional<std::int64_t> expires_at() const { return expires_at_; }
+
  private:
+  std::optional<std::int64_t> expires_at_;
   direct_query() = default;
   runtime* rt_ = nullptr;
   std::string caller_;

@@ -17,6 +17,7 @@
 #include "actors/messages.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime_impl.hpp"
+#include "core/access_rule.hpp"
 #include "core/hub_codec.hpp"
 #include "core/query_definition.hpp"
 #include "core/query_health.hpp"
@@ -44,7 +45,14 @@ struct active_sub {
   std::shared_ptr<std::atomic<bool>> live;
   std::unique_ptr<health_watch> health;   ///< set for a health-feed subscription (no shard)
   std::optional<std::uint64_t> revision;  ///< as subscribed, for a later Error frame
+  /// When the credential it was authorized with expires (seconds since the Unix epoch): it ends
+  /// then with an Unauthorized frame (the emission guard). Unset when it needs no credential.
+  std::optional<std::int64_t> expires_at;
 };
+
+std::int64_t unix_now_s() {
+  return unix_now_ms() / 1000;
+}
 
 /// The read model a query yields, for the health feed: its dataset, or the property documents.
 std::string read_model_of(const core::query_definition& def) {
@@ -58,9 +66,12 @@ struct conn_state {
   std::string sub_caller;
   std::uint64_t directory_id = 0;
   core::health_scope scope;  // who this connection belongs to: what its health feed shows
+  std::shared_ptr<const core::principal> who;  // who opened it: WebSocket subscribes run as it
   shared_time pong_clock;
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
+  /// The earliest expiry a pending expiry_msg was sent for; 0 when none is pending.
+  std::int64_t expiry_armed_for = 0;
   static inline const char* name = "weir.hub_connection";
 
   void write(outbound_frame f) {
@@ -110,10 +121,67 @@ void fail(conn_ptr self, const std::string& query_id, std::optional<std::uint64_
   st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
 }
 
+/// The terminal Unauthorized frame (arc-hub §2.1): subscribe-time denial or an expired credential.
+void deny(conn_ptr self, const std::string& query_id, std::optional<std::uint64_t> revision) {
+  auto& st = self->state;
+  st.write_text(core::encode_unauthorized(query_id, revision));
+  st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
+}
+
+/// A credential is only as good as its expiry: past it the caller is anonymous.
+const core::principal& effective(const std::shared_ptr<const core::principal>& who) {
+  if (who->expires_at && unix_now_s() >= *who->expires_at) {
+    return *core::anonymous_principal();
+  }
+  return *who;
+}
+
+/// Makes sure an expiry_msg arrives when the earliest credential of a subscription expires.
+void arm_expiry(conn_ptr self) {
+  auto& st = self->state;
+  std::int64_t earliest = 0;
+  for (const auto& [qid, s] : st.subs) {
+    if (s.expires_at && (earliest == 0 || *s.expires_at < earliest)) {
+      earliest = *s.expires_at;
+    }
+  }
+  if (earliest == 0 || (st.expiry_armed_for != 0 && st.expiry_armed_for <= earliest)) {
+    return;
+  }
+  st.expiry_armed_for = earliest;
+  auto wait = std::max<std::int64_t>(0, earliest * 1000 - unix_now_ms());
+  self->delayed_send(self, std::chrono::milliseconds{wait}, expiry_msg{});
+}
+
+/// Ends every subscription whose credential has expired (the emission guard): nothing more of it
+/// is written, and the client gets Unauthorized for it. Siblings are unaffected (§2.1).
+void on_expiry(conn_ptr self) {
+  auto& st = self->state;
+  st.expiry_armed_for = 0;
+  auto now = unix_now_s();
+  std::vector<std::pair<std::string, std::optional<std::uint64_t>>> expired;
+  for (const auto& [qid, s] : st.subs) {
+    if (s.expires_at && now >= *s.expires_at) {
+      expired.emplace_back(qid, s.revision);
+    }
+  }
+  for (auto& [qid, revision] : expired) {
+    st.drop(qid);
+    deny(self, qid, revision);
+  }
+  arm_expiry(self);
+}
+
 /// Opens a subscription on the health feed (arc-hub §11): the connections of this one's own
 /// caller, sampled by a health_watch instead of a shard. The budget unit is already taken.
-unsigned subscribe_health(conn_ptr self, core::client_frame& f) {
+unsigned subscribe_health(conn_ptr self, core::client_frame& f, const core::principal& who) {
   auto& st = self->state;
+  // Decision 7: with authentication on, the feed needs a signed-in caller.
+  if (st.rt->opts.hub.authentication && !who.authenticated()) {
+    st.rt->subscriptions.release(st.sub_caller);
+    deny(self, f.query_id, f.revision);
+    return 401;
+  }
   auto head = std::make_shared<const std::string>(
       core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
   auto live = std::make_shared<std::atomic<bool>>(true);
@@ -123,16 +191,18 @@ unsigned subscribe_health(conn_ptr self, core::client_frame& f) {
   auto& rt = *st.rt;
   auto watch =
       health_watch::open(rt, st.scope, st.sink, std::move(head), "}", live, std::move(served));
-  st.subs[f.query_id] =
-      active_sub{rt.next_token(), {}, {}, std::move(live), std::move(watch), f.revision};
+  st.subs[f.query_id] = active_sub{
+      rt.next_token(), {}, {}, std::move(live), std::move(watch), f.revision, who.expires_at};
+  arm_expiry(self);
   return 200;
 }
 
-/// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both) and
-/// returns the status an SSE control POST answers with (arc-hub §8): 200 accepted, duplicate,
-/// stale, or unknown/invalid query (with an Error frame); 503 over a subscription limit (with
-/// an Error frame). The WebSocket hub ignores the status.
-unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
+/// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both), authorized
+/// as `who`, and returns the status an SSE control POST answers with (arc-hub §8): 200 accepted,
+/// duplicate, stale, or unknown/invalid query (with an Error frame); 401 unauthorized (with an
+/// Unauthorized frame); 503 over a subscription limit (with an Error frame). The WebSocket hub
+/// ignores the status.
+unsigned on_subscribe(conn_ptr self, core::client_frame& f, const core::principal& who) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
   if (st.revs->on_subscribe(f.query_id, f.revision, now) == core::subscribe_outcome::ignore) {
@@ -149,7 +219,7 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
     return 503;
   }
   if (f.request.query_name == core::query_health_name) {
-    return subscribe_health(self, f);
+    return subscribe_health(self, f, who);
   }
   const auto* def = st.rt->catalog.by_name(f.request.query_name);
   if (!def) {
@@ -157,11 +227,20 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
     fail(self, f.query_id, f.revision, core::hub_error_text::unknown_query);
     return 200;
   }
-  auto bound =
-      core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
-                       f.request.page_size.value_or(0), f.request.sort_by, f.request.descending());
+  if (!core::check_access(def->authorize, who)) {
+    st.rt->subscriptions.release(st.sub_caller);
+    deny(self, f.query_id, f.revision);
+    return 401;
+  }
+  auto bound = core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
+                                f.request.page_size.value_or(0), f.request.sort_by,
+                                f.request.descending(), who.claims);
   if (!bound) {
     st.rt->subscriptions.release(st.sub_caller);
+    if (bound.error().code.starts_with("auth.")) {
+      deny(self, f.query_id, f.revision);  // the caller lacks a claim the query binds
+      return 401;
+    }
     fail(self, f.query_id, f.revision, core::hub_error_text::invalid_query);
     return 200;
   }
@@ -173,7 +252,11 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
   auto served = std::make_shared<std::atomic<std::int64_t>>(0);
   st.rt->directory.add_subscription(st.directory_id, f.query_id, def->name, read_model_of(*def),
                                     served);
-  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision};
+  std::optional<std::int64_t> expires_at;
+  if (!def->authorize.anonymous()) {
+    expires_at = who.expires_at;
+  }
+  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision, expires_at};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   st.rt->send_to_shard(
       unit,
@@ -181,6 +264,7 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f) {
                     subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode, st.sink,
                                std::move(head), std::move(live), "}", std::move(served), nullptr,
                                {}, false}});
+  arm_expiry(self);
   return 200;
 }
 
@@ -206,7 +290,7 @@ void on_inbound(conn_ptr self, inbound_msg& m) {
   auto& f = parsed.value();
   switch (f.type) {
     case core::client_frame_type::subscribe:
-      on_subscribe(self, f);
+      on_subscribe(self, f, effective(st.who));
       break;
     case core::client_frame_type::unsubscribe:
       on_unsubscribe(self, f);
@@ -227,9 +311,10 @@ void on_inbound(conn_ptr self, inbound_msg& m) {
 caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<frame_sink> sink,
                             std::shared_ptr<hub_connection::shared_state> shared,
                             std::string sub_caller, std::uint64_t directory_id,
-                            core::health_scope scope) {
+                            core::health_scope scope, std::shared_ptr<const core::principal> who) {
   auto& st = self->state;
   st.rt = rt;
+  st.who = std::move(who);
   st.directory_id = directory_id;
   st.scope = std::move(scope);
   st.pong_clock = rt->directory.pong_clock(directory_id);
@@ -258,10 +343,11 @@ caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<fram
       },
       [self](control_msg& m) {
         auto status = m.frame.type == core::client_frame_type::subscribe
-                          ? on_subscribe(self, m.frame)
+                          ? on_subscribe(self, m.frame, effective(m.who))
                           : on_unsubscribe(self, m.frame);
         m.done(status);
       },
+      [self](expiry_msg) { on_expiry(self); },
   };
 }
 
@@ -270,9 +356,10 @@ caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<fram
 std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
                                                      connection_info info) {
   auto& impl = rt.internals();
-  // Hub connections are budgeted per peer address for anonymous callers (§9.1,
-  // preferConnection=false); their subscriptions per connection id.
-  auto caller = caller_key(info.tenant, "anonymous-address", info.remote_address);
+  // Hub connections are budgeted per principal, or per client address for anonymous callers
+  // (§9.1, preferConnection=false); their subscriptions per principal or per connection id.
+  const auto& who = *info.who;
+  auto caller = caller_key(who, "anonymous-address", info.remote_address);
   if (!impl.connections.try_acquire(caller)) {
     return nullptr;
   }
@@ -288,17 +375,21 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   c->caller_ = std::move(caller);
   c->info_ = info;
   c->shared_ = std::make_shared<shared_state>();
-  auto sub_caller = caller_key(info.tenant, "anonymous-connection", c->id_);
+  auto sub_caller = caller_key(who, "anonymous-connection", c->id_);
   connection_directory::connection_entry entry;
   entry.id = c->id_;
-  entry.tenant = info.tenant;
-  entry.client = core::client_info{info.remote_address, info.user_agent, "", info.protocol};
+  entry.tenant = who.tenant;
+  entry.subject = who.subject;
+  entry.client =
+      core::client_info{info.remote_address, info.user_agent, who.subject, info.protocol};
   entry.established_at_ms = unix_now_ms();
   c->ping_clock_ = entry.last_ping_sent;
   c->directory_id_ = impl.directory.add_connection(std::move(entry));
   auto a = spawn_anywhere([&] {
     return impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller),
-                           c->directory_id_, core::health_scope{info.tenant, info.remote_address});
+                           c->directory_id_,
+                           core::health_scope{who.tenant, info.remote_address, who.subject},
+                           info.who);
   });
   c->registry_id_ = impl.add_connection(a);
   c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});
@@ -334,13 +425,14 @@ bool hub_connection::deliver(std::string text) {
   return true;
 }
 
-void hub_connection::control(core::client_frame frame, std::function<void(unsigned)> done) {
+void hub_connection::control(core::client_frame frame, std::shared_ptr<const core::principal> who,
+                             std::function<void(unsigned)> done) {
   if (rt_->internals().stopped.load()) {
     done(503);
     return;
   }
   if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
-    caf::anon_send(a, control_msg{std::move(frame), std::move(done)});
+    caf::anon_send(a, control_msg{std::move(frame), std::move(who), std::move(done)});
   } else {
     done(404);  // the connection ended between lookup and now: as if unknown (§8)
   }

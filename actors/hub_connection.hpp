@@ -12,14 +12,19 @@
 
 #include "actors/frame_sink.hpp"
 #include "core/hub_codec.hpp"
+#include "core/principal.hpp"
 
 namespace weir::actors {
 
 class runtime;
 
 struct connection_info {
-  std::string remote_address;  ///< peer IP, for caller budgets and ownership checks
-  std::string tenant;          ///< from the tenant header; "" when none
+  /// The client's address (the peer's, or X-Forwarded-For's behind a trusted proxy): what an
+  /// anonymous connection belongs to, for caller budgets and ownership checks.
+  std::string remote_address;
+  /// Who opened it. WebSocket subscriptions are authorized as this caller; an SSE connection's
+  /// are authorized as the caller of each control POST, which must be this one (arc-hub §8).
+  std::shared_ptr<const core::principal> who = core::anonymous_principal();
   std::string protocol = "WebSocket";
   std::string user_agent;  ///< for the health feed; "" when none
 };
@@ -39,11 +44,13 @@ class hub_connection {
   bool deliver(std::string text);
 
   /// Applies an SSE control POST's Subscribe or Unsubscribe through the same state machine as
-  /// WebSocket frames. `done` receives the HTTP status of arc-hub §8 (200, 503; 404 when the
-  /// connection ended meanwhile), on an actor thread.
-  void control(core::client_frame frame, std::function<void(unsigned)> done);
+  /// WebSocket frames, authorized as `who`. `done` receives the HTTP status of arc-hub §8 (200,
+  /// 401 with an Unauthorized frame, 503; 404 when the connection ended meanwhile), on an actor
+  /// thread.
+  void control(core::client_frame frame, std::shared_ptr<const core::principal> who,
+               std::function<void(unsigned)> done);
 
-  /// Remote address and tenant the connection was opened with (for the SSE ownership check).
+  /// Address and principal the connection was opened with (for the SSE ownership check).
   const connection_info& info() const { return info_; }
 
   /// The crypto-random connection id (the Connected payload).

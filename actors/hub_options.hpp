@@ -23,6 +23,9 @@ struct hub_options {
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;
   std::int64_t health_interval_ms = 1000;  ///< how often a health-feed subscription samples
+  /// Authentication is configured (auth.jwt): the health feed then needs a signed-in caller
+  /// (arc-hub decision 7) instead of showing anonymous callers their own address's connections.
+  bool authentication = false;
 };
 
 }  // namespace weir::actors

@@ -24,6 +24,7 @@
 #include "actors/windowed_sink.hpp"
 #include "actors/write_command.hpp"
 #include "core/hub_codec.hpp"
+#include "core/principal.hpp"
 #include "core/query_definition.hpp"
 #include "core/record.hpp"
 #include "core/transfer_mode.hpp"
@@ -153,8 +154,13 @@ struct inbound_msg {
 /// status of arc-hub §8 (the frames it causes go on the stream).
 struct control_msg {
   core::client_frame frame;
+  /// Who sent the POST: its subscription is authorized as this caller (seed 003).
+  std::shared_ptr<const core::principal> who;
   std::function<void(unsigned)> done;
 };
+
+/// Connection actor → itself: a credential some subscriptions were authorized with expires now.
+struct expiry_msg {};
 
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
@@ -177,3 +183,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::fail_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sub_failed_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::control_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::expiry_msg)

@@ -29,6 +29,14 @@ std::string caller_key(std::string_view tenant, std::string_view kind, std::stri
   return out;
 }
 
+std::string caller_key(const core::principal& who, std::string_view anonymous_kind,
+                       std::string_view anonymous_value) {
+  if (who.authenticated()) {
+    return caller_key(who.tenant, "principal", who.subject);
+  }
+  return caller_key(who.tenant, anonymous_kind, anonymous_value);
+}
+
 runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queries,
                     store::durable_store& s)
     : opts(std::move(o)),

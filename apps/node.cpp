@@ -52,6 +52,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   h.tombstone_retention_ms = l.tombstone_retention_ms;
   h.health_interval_ms = l.health_interval_ms;
   h.shutdown_timeout_ms = l.shutdown_timeout_ms;
+  h.authentication = c.auth.authenticator != nullptr;
   return o;
 }
 
@@ -102,6 +103,10 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.allow_null_origin = p->cfg.hub.allow_null_origin;
   ho.windowed_keep_alive_ms = p->cfg.windowed.keep_alive_ms;
   ho.windowed_max_queue_bytes = p->cfg.windowed.max_queue_bytes;
+  ho.auth = p->cfg.auth.authenticator;
+  ho.hubs = p->cfg.auth.hubs;
+  ho.spaces = p->cfg.auth.spaces;
+  ho.trusted_proxies = p->cfg.auth.trusted_proxies;
   p->http = std::make_unique<gateway::http_server>(ho, *p->rt);
   if (auto r = p->http->start(); !r) {
     return std::move(r).error();

@@ -699,7 +699,7 @@ void cluster_node::forward_control(const std::string& node, actors::control_requ
   out.set_subscribe(req.subscribe);
   out.set_body(std::move(req.body));
   out.set_remote_address(std::move(req.remote_address));
-  out.set_tenant(std::move(req.tenant));
+  out.set_principal(std::move(req.principal));
   auto answer = std::make_shared<std::function<void(unsigned)>>(std::move(done));
   bool started = impl_->unary<v1::ControlRequest, v1::ControlReply>(
       std::move(out), impl_->opts.forward_timeout_ms,
@@ -782,6 +782,7 @@ void cluster_node::remote_connections(
     v1::ConnectionsRequest req;
     req.set_tenant(scope.tenant);
     req.set_remote_address(scope.remote_address);
+    req.set_subject(scope.subject);
     bool started = impl_->unary<v1::ConnectionsRequest, v1::ConnectionsReply>(
         std::move(req), deadline,
         [p](auto* ctx, auto* rq, auto* rp, auto cb) {

@@ -126,7 +126,8 @@ class peer_service final : public v1::Peer::CallbackService {
   grpc::ServerUnaryReactor* Connections(grpc::CallbackServerContext* ctx,
                                         const v1::ConnectionsRequest* req,
                                         v1::ConnectionsReply* reply) override {
-    auto local = rt_.local_connections(core::health_scope{req->tenant(), req->remote_address()});
+    auto local = rt_.local_connections(
+        core::health_scope{req->tenant(), req->remote_address(), req->subject()});
     for (auto& c : local) {
       auto* out = reply->add_connections();
       out->set_connection_id(c.connection_id);
@@ -163,7 +164,15 @@ class peer_service final : public v1::Peer::CallbackService {
   grpc::ServerUnaryReactor* Control(grpc::CallbackServerContext* ctx, const v1::ControlRequest* req,
                                     v1::ControlReply* reply) override {
     auto* r = ctx->DefaultReactor();
-    actors::control_request c{req->subscribe(), req->body(), req->remote_address(), req->tenant()};
+    auto who = core::principal_from_json(req->principal());
+    if (!who) {
+      reply->set_status(404);  // an unreadable caller owns nothing here
+      r->Finish(grpc::Status::OK);
+      return r;
+    }
+    actors::control_request c{req->subscribe(), req->body(), req->remote_address(),
+                              req->principal(),
+                              std::make_shared<const core::principal>(std::move(*who))};
     node_.handle_control(std::move(c), [r, reply](unsigned status) {
       reply->set_status(status);
       r->Finish(grpc::Status::OK);

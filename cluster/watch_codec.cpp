@@ -1,6 +1,8 @@
 // Watch stream encoding (see watch_codec.hpp).
 #include "cluster/watch_codec.hpp"
 
+#include <boost/json/parse.hpp>
+
 namespace weir::cluster {
 namespace {
 
@@ -69,6 +71,7 @@ v1::BoundQuery to_proto(const core::bound_query& query) {
   q.set_sort_by(query.from.sort_by.value_or(""));
   q.set_descending(query.from.descending);
   q.set_definition(query.from.definition);
+  q.set_claims_json(query.from.claims);
   return q;
 }
 
@@ -115,7 +118,17 @@ core::result<core::bound_query> bind_watched(const v1::BoundQuery& q,
   if (!q.sort_by().empty()) {
     sort_by = q.sort_by();
   }
-  auto bound = core::bind_query(*def, args, q.page(), q.page_size(), sort_by, q.descending());
+  boost::json::object claims;
+  if (!q.claims_json().empty()) {
+    boost::json::error_code ec;
+    auto v = boost::json::parse(q.claims_json(), ec);
+    if (ec || !v.is_object()) {
+      return core::make_error("cluster.mismatch", "a member sent claims this member cannot read");
+    }
+    claims = std::move(v.get_object());
+  }
+  auto bound =
+      core::bind_query(*def, args, q.page(), q.page_size(), sort_by, q.descending(), claims);
   if (!bound) {
     return std::move(bound).error();
   }

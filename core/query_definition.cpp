@@ -3,6 +3,7 @@
 
 #include <boost/json/value_from.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -118,17 +119,69 @@ bool is_reserved_argument(std::string_view name) {
   return false;
 }
 
-// "{name}" with an identifier inside is a placeholder; any other string is a literal, so data
-// values that merely contain braces keep working.
+constexpr std::string_view claims_prefix = "claims.";
+
+bool is_claim_name(std::string_view s) {
+  if (s.empty() || s.size() > max_argument_name_length) {
+    return false;
+  }
+  for (char c : s) {
+    if (!is_ascii_alpha(c) && !is_ascii_digit(c) && c != '_' && c != '-' && c != ':' &&
+        c != '/' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "{name}" with an identifier inside is an argument placeholder, "{claims.<claim>}" a claim
+// placeholder; any other string is a literal, so data values that merely contain braces keep
+// working.
 std::optional<std::string_view> placeholder_of(std::string_view s) {
   if (s.size() < 3 || s.front() != '{' || s.back() != '}') {
     return std::nullopt;
   }
   std::string_view inner = s.substr(1, s.size() - 2);
-  if (!is_identifier(inner)) {
+  if (is_identifier(inner) ||
+      (inner.starts_with(claims_prefix) && is_claim_name(inner.substr(claims_prefix.size())))) {
+    return inner;
+  }
+  return std::nullopt;
+}
+
+// The claim a placeholder's inner text names, if it is a claim placeholder.
+std::optional<std::string_view> claim_of(std::string_view inner) {
+  if (!inner.starts_with(claims_prefix)) {
     return std::nullopt;
   }
-  return inner;
+  return inner.substr(claims_prefix.size());
+}
+
+// Adds the claims `v` names (selector strings and filter values) to `out`, once each.
+void note_claims(const json::value& v, std::vector<std::string>& out) {
+  switch (v.kind()) {
+    case json::kind::string:
+      if (auto inner = placeholder_of(std::string_view(v.get_string()))) {
+        if (auto claim = claim_of(*inner)) {
+          if (std::find(out.begin(), out.end(), *claim) == out.end()) {
+            out.emplace_back(*claim);
+          }
+        }
+      }
+      return;
+    case json::kind::array:
+      for (const auto& e : v.get_array()) {
+        note_claims(e, out);
+      }
+      return;
+    case json::kind::object:
+      for (const auto& kv : v.get_object()) {
+        note_claims(kv.value(), out);
+      }
+      return;
+    default:
+      return;
+  }
 }
 
 std::optional<argument_type> argument_type_from(std::string_view s) {
@@ -195,7 +248,7 @@ std::optional<std::string> undeclared_placeholder(const json::value& v,
   switch (v.kind()) {
     case json::kind::string: {
       auto name = placeholder_of(std::string_view(v.get_string()));
-      if (name && find_argument(def, *name) == nullptr) {
+      if (name && !claim_of(*name) && find_argument(def, *name) == nullptr) {
         return std::string(*name);
       }
       return std::nullopt;
@@ -270,7 +323,7 @@ result<std::string> parse_selector(const json::object& obj, std::string_view fie
   }
   std::string_view s(v.get_string());
   if (auto name = placeholder_of(s)) {
-    if (find_argument(def, *name) == nullptr) {
+    if (!claim_of(*name) && find_argument(def, *name) == nullptr) {
       return field_error(ref, field,
                          "placeholder {" + std::string(*name) + "} names no declared argument");
     }
@@ -351,8 +404,10 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   if (auto missing = undeclared_placeholder(v, def)) {
     return field_error(ref, "filter", "placeholder {" + *missing + "} names no declared argument");
   }
-  json::value probe = bind_placeholders(
-      v, [&](std::string_view name) { return dummy_value(find_argument(def, name)->second); });
+  json::value probe = bind_placeholders(v, [&](std::string_view name) {
+    return claim_of(name) ? json::value(json::string("string"))
+                          : dummy_value(find_argument(def, name)->second);
+  });
   auto parsed = filter::parse(probe);
   if (!parsed) {
     const error& e = parsed.error();
@@ -559,10 +614,20 @@ result<query_definition> parse_query_definition(const boost::json::value& v, std
       return std::move(r).error();
     }
   }
-  if (auto it = obj.find("authorize"); it != obj.end() && !it->value().is_null()) {
-    if (!it->value().is_string() || it->value().get_string() != "anonymous") {
-      return field_error(ref, "authorize", "only 'anonymous' is supported");
+  if (auto it = obj.find("authorize"); it != obj.end()) {
+    auto rule = parse_access_rule(it->value(), "authorize");
+    if (!rule) {
+      return field_error(ref, "authorize", rule.error().message.substr(std::string_view("authorize: ").size()));
     }
+    def.authorize = std::move(*rule);
+  }
+  for (std::string_view selector : {"space", "object", "dataset", "filter"}) {
+    if (auto it = obj.find(selector); it != obj.end()) {
+      note_claims(it->value(), def.claims);
+    }
+  }
+  if (!def.claims.empty()) {
+    def.authorize.authenticated = true;  // only a signed-in caller has claims to bind
   }
   return def;
 }
@@ -624,8 +689,23 @@ std::string definition_fingerprint(const query_definition& def) {
 result<bound_query> bind_query(const query_definition& def,
                                const std::vector<std::pair<std::string, std::string>>& arguments,
                                std::uint64_t page, std::uint64_t page_size,
-                               const std::optional<std::string>& sort_by, bool descending) {
+                               const std::optional<std::string>& sort_by, bool descending,
+                               const json::object& claims) {
   const std::string label = "query '" + def.name + "'";
+
+  // The caller's values of the claims the definition names: part of the key, so two callers
+  // share a result only when their rows are the same.
+  json::object bound_claims;
+  for (const auto& name : def.claims) {
+    const auto* v = claims.if_contains(name);
+    if (!v || !(v->is_string() || v->is_number() || v->is_bool())) {
+      return make_error("auth.forbidden",
+                        label + " needs the claim '" + name +
+                            "' (a string, number or boolean) and the caller's token has none",
+                        {{"query", def.name}, {"claim", name}});
+    }
+    bound_claims.emplace(name, *v);
+  }
 
   std::map<std::string_view, std::string_view> given;
   for (const auto& [name, text] : arguments) {
@@ -656,13 +736,17 @@ result<bound_query> bind_query(const query_definition& def,
 
   // Resolves a selector to an id; ids from arguments are checked because clients choose them.
   std::string failed_argument;
+  bool failed_claim = false;
   auto resolve = [&](const std::string& selector) -> std::optional<std::string> {
     auto name = placeholder_of(selector);
     if (!name) {
       return selector;
     }
-    auto it = typed.find(*name);
-    if (it == typed.end()) {
+    auto claim = claim_of(*name);
+    auto& from = claim ? bound_claims : typed;
+    auto it = from.find(claim ? *claim : *name);
+    failed_claim = claim.has_value();
+    if (it == from.end()) {
       failed_argument = std::string(*name);
       return std::nullopt;
     }
@@ -673,7 +757,13 @@ result<bound_query> bind_query(const query_definition& def,
     }
     return id;
   };
-  auto bad_id = [&](std::string_view field) {
+  auto bad_id = [&](std::string_view field) -> error {
+    if (failed_claim) {
+      return make_error("auth.forbidden",
+                        label + ": the claim '" + failed_argument.substr(claims_prefix.size()) +
+                            "' (" + std::string(field) + ") is not a valid id",
+                        {{"query", def.name}, {"claim", failed_argument}});
+    }
     return argument_error(def,
                           label + ": argument '" + failed_argument + "' (" + std::string(field) +
                               "): not a valid id (non-empty, at most 256 bytes, no control "
@@ -707,6 +797,10 @@ result<bound_query> bind_query(const query_definition& def,
   }
 
   json::value bound_filter = bind_placeholders(def.filter_template, [&](std::string_view name) {
+    if (auto claim = claim_of(name)) {
+      auto it = bound_claims.find(*claim);
+      return it == bound_claims.end() ? json::value(nullptr) : it->value();
+    }
     auto it = typed.find(name);
     return it == typed.end() ? json::value(nullptr) : it->value();
   });
@@ -743,6 +837,11 @@ result<bound_query> bind_query(const query_definition& def,
   }
   json::array key_parts{json::string(def.name), std::move(typed), page, page_size,
                         std::move(sort_text)};
+  std::string claims_text;
+  if (!bound_claims.empty()) {
+    claims_text = json::serialize(bound_claims);
+    key_parts.push_back(std::move(bound_claims));
+  }
 
   bound_query out{std::move(*space),
                   std::move(object),
@@ -753,7 +852,8 @@ result<bound_query> bind_query(const query_definition& def,
                   page,
                   page_size,
                   json::serialize(key_parts),
-                  {def.name, arguments, sort_by, descending, definition_fingerprint(def)},
+                  {def.name, arguments, sort_by, descending, definition_fingerprint(def),
+                   std::move(claims_text)},
                   0,
                   0,
                   false,

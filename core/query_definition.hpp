@@ -15,6 +15,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "core/access_rule.hpp"
 #include "core/filter.hpp"
 #include "core/result.hpp"
 #include "core/sort_spec.hpp"
@@ -30,8 +31,9 @@ enum class argument_type { string, integer, number, boolean };
 std::string_view to_string(argument_type t);
 
 /// A named query. `space`, `object` and `dataset` are either a fixed id or exactly "{arg}", bound
-/// from the argument `arg`; string values of exactly "{arg}" inside `filter_template` are bound
-/// the same way.
+/// from the argument `arg`, or "{claims.<name>}", bound from the caller's token; string values of
+/// exactly "{arg}" or "{claims.<name>}" inside `filter_template` are bound the same way, so
+/// row-level rules need no client cooperation.
 struct query_definition {
   std::string name;   ///< fully-qualified, e.g. "Demo.Tasks.ObserveByState"
   std::string route;  ///< HTTP route of the direct transports, e.g. "/api/demo/tasks"
@@ -43,7 +45,10 @@ struct query_definition {
   boost::json::value filter_template;  ///< as written; null when absent
   std::vector<std::string> sort;       ///< default sort, "-path" for descending
   std::vector<std::pair<std::string, argument_type>> arguments;  ///< declaration order
-  std::string authorize = "anonymous";
+  /// Who may run it (`authorize`); a query that binds claims also needs a caller who has them.
+  access_rule authorize;
+  /// The claims its selectors and filter name ("{claims.<name>}"), in first-use order.
+  std::vector<std::string> claims;
 
   /// False only for the single-document case (object set, dataset absent).
   bool yields_collection() const;
@@ -85,6 +90,9 @@ struct bound_query {
     std::optional<std::string> sort_by;
     bool descending = false;
     std::string definition;  ///< definition_fingerprint of the query it was bound from
+    /// The caller's values of the claims the definition names, as a JSON object's text ("" when
+    /// it names none): another node binds the same rows without seeing the token.
+    std::string claims;
   };
   binding from;
 
@@ -121,10 +129,14 @@ inline constexpr std::uint64_t unbounded_limit = std::uint64_t{1} << 62;
 /// type (integer: "42"; number: "4.5"; boolean: "true"/"false", any case). Ids bound from arguments
 /// must be non-empty, at most 256 bytes, without control characters. `sort_by`, when non-empty, is
 /// prepended to the definition's sort (`descending` gives its direction). Every failure is code
-/// "query.invalid_arguments" with details {"query", "argument" or "field"}.
+/// "query.invalid_arguments" with details {"query", "argument" or "field"}, except for claims:
+/// `claims` holds the caller's (a principal's claims, or a binding's `claims` from another node);
+/// a claim the definition names that is missing, not a string/number/boolean, or not a valid id
+/// where it selects one is auth.forbidden (the caller is not entitled to these rows).
 result<bound_query> bind_query(const query_definition& def,
                                const std::vector<std::pair<std::string, std::string>>& arguments,
                                std::uint64_t page, std::uint64_t page_size,
-                               const std::optional<std::string>& sort_by, bool descending);
+                               const std::optional<std::string>& sort_by, bool descending,
+                               const boost::json::object& claims = {});
 
 }  // namespace weir::core

@@ -17,11 +17,23 @@ inline constexpr std::string_view query_health_name = "QueryHealth.ObserveHealth
 /// Its route for the direct transports and the HTTP snapshot.
 inline constexpr std::string_view query_health_route = "/.cratis/queries/health";
 
-/// Who is asking, and so which connections they see: until authentication exists every caller
-/// is anonymous and sees the connections opened from its own address, in its own tenant.
+/// Who is asking, and so which connections they see: a signed-in caller sees the connections its
+/// own subject opened in its tenant; an anonymous one (only where authentication is off) those
+/// opened anonymously from its own address, in its own tenant.
 struct health_scope {
   std::string tenant;
   std::string remote_address;
+  std::string subject;  ///< "" for an anonymous caller
+
+  /// True when a connection opened by `conn_subject` from `conn_address` in `conn_tenant` is
+  /// visible to this scope.
+  bool sees(std::string_view conn_tenant, std::string_view conn_subject,
+            std::string_view conn_address) const {
+    if (conn_tenant != tenant || conn_subject != subject) {
+      return false;
+    }
+    return !subject.empty() || conn_address == remote_address;
+  }
 };
 
 struct client_info {

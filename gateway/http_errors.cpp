@@ -16,6 +16,12 @@ unsigned status_for(const core::error& e) {
   if (c == "object.deleted" || c == "record.deleted") {
     return 410;
   }
+  if (c == "auth.forbidden" || c == "auth.tenant_forbidden") {
+    return 403;
+  }
+  if (starts("auth.")) {
+    return 401;
+  }
   if (c == "access.rate_limited") {
     return 429;
   }

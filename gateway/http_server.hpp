@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "core/access_rule.hpp"
+#include "core/authenticator.hpp"
+#include "core/ip_network.hpp"
 #include "core/result.hpp"
+#include "core/space_rules.hpp"
 
 namespace weir::actors {
 class runtime;
@@ -27,6 +31,14 @@ struct http_options {
   std::int64_t windowed_keep_alive_ms = 25000;
   /// Windowed streams: unwritten event bytes before `closed{overflow}`.
   std::size_t windowed_max_queue_bytes = 16 << 20;
+  /// Who callers are (null: authentication off, everyone anonymous).
+  std::shared_ptr<const core::authenticator> auth;
+  /// Who may open a hub connection (`auth.hubs`).
+  core::access_rule hubs;
+  /// Space read/write rules for the windowed and write APIs (`spaces`).
+  std::vector<core::space_rule> spaces;
+  /// Peers whose X-Forwarded-For and tenant header are believed (`http.trustedProxies`).
+  std::vector<core::ip_network> trusted_proxies;
 };
 
 class http_server {

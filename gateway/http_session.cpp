@@ -15,6 +15,7 @@
 #include "core/query_health.hpp"
 #include "core/query_result.hpp"
 #include "core/record_rules.hpp"
+#include "core/space_rules.hpp"
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
 #include "gateway/cluster_routes.hpp"
@@ -38,6 +39,19 @@ constexpr std::string_view sse_unsubscribe_path = "/.cratis/queries/sse/unsubscr
 /// windowed-subscribe §3's 404, worded as the reference words it.
 core::error space_not_found(const std::string& space) {
   return core::make_error("space.not_found", "space " + space + " not found", {{"space", space}});
+}
+
+/// Which connections a caller's health feed shows.
+core::health_scope health_scope_of(const request_identity& id) {
+  return core::health_scope{id.who->tenant, id.client, id.who->subject};
+}
+
+/// Why `who` may not open a hub connection (auth.hubs), if it may not.
+std::optional<core::error> hub_refusal(const server_context& ctx, const core::principal& who) {
+  if (auto ok = core::check_access(ctx.opts.hubs, who); !ok) {
+    return ok.error();
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string_view> header(const http::request<http::string_body>& req, http::field f) {
@@ -140,11 +154,9 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (auto it = req.find("X-Correlation-ID"); it != req.end()) {
     inbound = it->value();
   }
-  tenant_.clear();
-  if (auto it = req.find("x-cratis-tenant-id"); it != req.end()) {
-    tenant_ = std::string{it->value()};
-  }
   correlation_ = core::correlation_id_for(inbound, actors::fast_uuid());
+  challenge_.clear();
+  id_ = identify(ctx_, req, remote_);
   auto [path, query] = core::split_target(req.target());
   if (path == sse_hub_path || path.starts_with(sse_control_prefix)) {
     handle_sse(req, path);
@@ -153,30 +165,38 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (websocket::is_upgrade(req)) {
     if (path == ws_hub_path) {
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, correlation_)
+      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, correlation_, id_)
           ->run(std::move(req));
       return;
     }
+    // The direct routes read their arguments from the query string, access_token aside.
+    std::string args_text{query};
+    if (ctx_.opts.auth && ctx_.opts.auth->options().query_token) {
+      args_text = core::strip_access_token(query);
+    }
     if (path == core::query_health_route) {
       // The health feed over a direct WebSocket (arc-hub §11, §10).
-      direct_target target{nullptr, {}, core::health_scope{tenant_, remote_}, correlation_};
-      target.request.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+      direct_target target{nullptr, {}, health_scope_of(id_), correlation_, id_.refused};
+      target.request.caller = caller_of(id_);
+      target.request.who = id_.who;
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, std::move(target))
+      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, std::move(target), id_)
           ->run(std::move(req));
       return;
     }
     if (const auto* def = ctx_.rt.catalog().by_route(path)) {
-      auto parsed = parse_route_request(query);
+      auto parsed = parse_route_request(args_text);
       if (!parsed) {
         respond(400, invalid_result(correlation_, parsed.error()));
         return;
       }
-      parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+      parsed->direct.caller = caller_of(id_);
+      parsed->direct.who = id_.who;
       stream_.expires_never();
       std::make_shared<ws_hub_session>(
           stream_.release_socket(), ctx_,
-          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_})
+          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused},
+          id_)
           ->run(std::move(req));
       return;
     }
@@ -228,6 +248,11 @@ void http_session::handle(http::request<http::string_body>&& req) {
   }
   if (const auto* def = ctx_.rt.catalog().by_route(path); def && read) {
     auto accept = header(req, http::field::accept).value_or(std::string_view{});
+    if (id_.refused) {
+      challenge_ = auth_status(*id_.refused) == 401 ? bearer_challenge(*id_.refused) : "";
+      respond(auth_status(*id_.refused), unauthorized_result(correlation_));
+      return;
+    }
     if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
       // Direct SSE (§10): bare QueryResult events on this query's route.
       auto parsed = parse_route_request(query);
@@ -235,10 +260,11 @@ void http_session::handle(http::request<http::string_body>&& req) {
         respond(400, invalid_result(correlation_, parsed.error()));
         return;
       }
-      parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+      parsed->direct.caller = caller_of(id_);
+      parsed->direct.who = id_.who;
       std::make_shared<sse_hub_session>(
-          std::move(stream_), ctx_, remote_, version_,
-          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_})
+          std::move(stream_), ctx_, id_.client, version_,
+          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt})
           ->run();
       return;
     }
@@ -246,10 +272,8 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   if (path == "/v1/auth") {
-    // windowed-subscribe §11: who the caller is. Without authentication every caller is
-    // authorized and anonymous, so the seed's client loop proceeds.
     if (req.method() == http::verb::get || head_) {
-      respond(200, R"({"authorized":true,"accountId":""})");
+      respond_whoami();
     } else {
       respond(405,
               error_body(core::make_error("method.not_allowed", "this path accepts only GET",
@@ -263,6 +287,16 @@ void http_session::handle(http::request<http::string_body>&& req) {
       respond(405, error_body(w->error()), false, "POST");
       return;
     }
+    if (id_.refused) {
+      respond_auth(*id_.refused);
+      return;
+    }
+    if (auto ok = core::check_space_access(ctx_.opts.spaces, (*w)->space,
+                                           core::space_access::read, *id_.who);
+        !ok) {
+      respond_auth(ok.error());
+      return;
+    }
     handle_windowed(req, std::move(w->value()));
     return;
   }
@@ -274,6 +308,16 @@ void http_session::handle(http::request<http::string_body>&& req) {
       allow = std::string{a->as_string()};
     }
     respond(status_for(e), error_body(e), false, allow);
+    return;
+  }
+  if (id_.refused) {
+    respond_auth(*id_.refused);
+    return;
+  }
+  if (auto ok = core::check_space_access(ctx_.opts.spaces, route->cmd.space,
+                                         core::space_access::write, *id_.who);
+      !ok) {
+    respond_auth(ok.error());
     return;
   }
   if (ctx_.draining) {
@@ -317,12 +361,23 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
             false, "GET, HEAD");
     return;
   }
-  core::health_scope scope{tenant_, remote_};
+  if (id_.refused || (ctx_.opts.auth && !id_.who->authenticated())) {
+    // Decision 7: with authentication on, the feed needs a signed-in caller.
+    auto e = id_.refused ? *id_.refused
+                         : core::make_error("auth.required",
+                                            "the health feed shows a caller its own "
+                                            "connections: sign in first");
+    challenge_ = auth_status(e) == 401 ? bearer_challenge(e) : "";
+    respond(auth_status(e), unauthorized_result(correlation_));
+    return;
+  }
+  core::health_scope scope = health_scope_of(id_);
   auto accept = header(req, http::field::accept).value_or(std::string_view{});
   if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
-    direct_target target{nullptr, {}, scope, correlation_};
-    target.request.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
-    std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_, version_,
+    direct_target target{nullptr, {}, scope, correlation_, std::nullopt};
+    target.request.caller = caller_of(id_);
+    target.request.who = id_.who;
+    std::make_shared<sse_hub_session>(std::move(stream_), ctx_, id_.client, version_,
                                       std::move(target))
         ->run();
     return;
@@ -361,7 +416,8 @@ void http_session::handle_snapshot(const core::query_definition& def, std::strin
     respond(400, invalid_result(correlation_, parsed.error()));
     return;
   }
-  parsed->direct.caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+  parsed->direct.caller = caller_of(id_);
+  parsed->direct.who = id_.who;
   snapshot_sink_ = std::make_shared<snapshot_sink>(weak_from_this());
   auto q = actors::direct_query::open(ctx_.rt, def, std::move(parsed->direct), snapshot_sink_,
                                       "{\"correlationId\":\"" + correlation_ + "\"", "");
@@ -370,6 +426,9 @@ void http_session::handle_snapshot(const core::query_definition& def, std::strin
     snapshot_sink_.reset();
     if (e.code == "query.invalid_arguments") {
       respond(400, invalid_result(correlation_, e));
+    } else if (e.code.starts_with("auth.")) {
+      challenge_ = auth_status(e) == 401 ? bearer_challenge(e) : "";
+      respond(auth_status(e), unauthorized_result(correlation_));
     } else {
       respond(503, failed_result(correlation_, e.message));
     }
@@ -480,11 +539,17 @@ void http_session::windowed_in_space(std::string body, windowed_route route) {
     return;
   }
   auto req = std::make_shared<const core::windowed_request>(std::move(parsed.value()));
-  auto caller = actors::caller_key(tenant_, "anonymous-address", remote_);
+  auto caller = caller_of(id_);
   if (route.subscribe) {
-    // The stream takes the connection over; this session ends here.
+    // The stream takes the connection over; this session ends here. It ends with
+    // `deauthorized` when the credential its space's rule needed expires.
+    std::optional<std::int64_t> expires_at;
+    if (const auto* rule = core::space_rule_for(ctx_.opts.spaces, route.space);
+        rule && !rule->read.anonymous()) {
+      expires_at = id_.who->expires_at;
+    }
     std::make_shared<windowed_stream_session>(std::move(stream_), ctx_, version_, correlation_,
-                                              std::move(req), std::move(caller))
+                                              std::move(req), std::move(caller), expires_at)
         ->run();
     return;
   }
@@ -542,11 +607,14 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
       respond_empty(403);
     } else if (ctx_.draining) {
       respond_empty(503, false, {}, "1");
+    } else if (auto e = id_.refused ? id_.refused : hub_refusal(ctx_, *id_.who)) {
+      challenge_ = auth_status(*e) == 401 ? bearer_challenge(*e) : "";
+      respond_empty(auth_status(*e));
     } else {
       // The stream takes the connection over; this session ends here.
-      auto stream = std::make_shared<sse_hub_session>(std::move(stream_), ctx_, remote_,
+      auto stream = std::make_shared<sse_hub_session>(std::move(stream_), ctx_, id_.client,
                                                       correlation_, version_);
-      stream->set_tenant(tenant_);
+      stream->set_principal(id_.who);
       stream->set_user_agent(
           std::string{header(req, http::field::user_agent).value_or(std::string_view{})});
       stream->run();
@@ -570,8 +638,14 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
     respond_empty(400);
     return;
   }
+  if (id_.refused) {
+    respond_empty(404);  // §8 step 4: authentication failed reads as an unknown connection
+    return;
+  }
   auto self = shared_from_this();
-  route_sse_control(ctx_, actors::control_request{subscribe, req.body(), remote_, tenant_},
+  route_sse_control(ctx_,
+                    actors::control_request{subscribe, req.body(), id_.client,
+                                            core::principal_to_json(*id_.who), id_.who},
                     parsed->control.connection_id, [self](unsigned status) {
                       asio::post(self->stream_.get_executor(),
                                  [self, status] { self->respond_empty(status); });
@@ -613,6 +687,9 @@ void http_session::respond_empty(unsigned status, bool close, std::string_view a
   res_.result(status);
   res_.set(http::field::server, "weir");
   res_.set("X-Correlation-ID", correlation_);
+  if (!challenge_.empty()) {
+    res_.set(http::field::www_authenticate, challenge_);
+  }
   if (!allow.empty()) {
     res_.set(http::field::allow, allow);
   }
@@ -657,6 +734,9 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   res_.set(http::field::content_type, "application/json");
   res_.set(http::field::cache_control, "no-store");
   res_.set("X-Correlation-ID", correlation_);
+  if (!challenge_.empty()) {
+    res_.set(http::field::www_authenticate, challenge_);
+  }
   if (!allow.empty()) {
     res_.set(http::field::allow, allow);
   }
@@ -675,6 +755,27 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   http::async_write(
       stream_, res_,
       beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+}
+
+void http_session::respond_auth(const core::error& e) {
+  challenge_ = auth_status(e) == 401 ? bearer_challenge(e) : "";
+  respond(auth_status(e), error_body(e));
+}
+
+void http_session::respond_whoami() {
+  // windowed-subscribe §11 / seed 002: {authorized, accountId} for the caller's credentials.
+  // Without authentication configured every caller is authorized and anonymous, so the seed's
+  // client loop proceeds; with it, only a valid credential is authorized.
+  boost::json::object o;
+  if (!ctx_.opts.auth) {
+    o["authorized"] = true;
+    o["accountId"] = "";
+  } else {
+    bool ok = !id_.refused && id_.who->authenticated();
+    o["authorized"] = ok;
+    o["accountId"] = ok ? id_.who->subject : std::string{};
+  }
+  respond(200, boost::json::serialize(o));
 }
 
 void http_session::on_write(bool close, beast::error_code ec, std::size_t) {

@@ -10,6 +10,7 @@
 #include "actors/windowed_query.hpp"
 #include "core/query_definition.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
 #include "gateway/windowed_routes.hpp"
 
@@ -26,6 +27,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void handle(http::request<http::string_body>&& req);
   void respond(unsigned status, std::string body, bool close = false, std::string_view allow = {},
                std::string_view upgrade = {});
+  /// An auth.* refusal in the error envelope, with the Bearer challenge on 401.
+  void respond_auth(const core::error& e);
+  /// Answers GET /v1/auth for the request's credentials.
+  void respond_whoami();
   void respond_probe();
   void respond_empty(unsigned status, bool close = false, std::string_view allow = {},
                      std::string_view retry_after = {});
@@ -52,8 +57,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
   bool head_ = false;
-  std::string remote_;       // peer address: the owner of anonymous SSE connections
-  std::string tenant_;       // x-cratis-tenant-id of the request being handled
+  std::string remote_;     // peer address
+  request_identity id_;    // who the request being handled comes from
+  std::string challenge_;  // WWW-Authenticate of the answer being built ("" none)
   std::string correlation_;  // X-Correlation-ID of the answer being built
   // An HTTP snapshot in progress: its direct query, the sink that receives the first emission,
   // and the deadline after which it answers 202 (or 408 with waitForFirstResult).

@@ -107,6 +107,12 @@ std::string invalid_result(std::string_view correlation_id, const core::error& e
   return with_status(correlation_id, st);
 }
 
+std::string unauthorized_result(std::string_view correlation_id) {
+  core::query_result_status st;
+  st.is_authorized = false;
+  return with_status(correlation_id, st);
+}
+
 std::string failed_result(std::string_view correlation_id, std::string_view message) {
   core::query_result_status st;
   st.exception_messages.emplace_back(message);

@@ -29,10 +29,13 @@ struct route_request {
 core::result<route_request> parse_route_request(std::string_view query_string);
 
 /// A QueryResult that is not a success: not ready (202), or invalid (400, with a
-/// `malformedRequest` validation result naming what is wrong), or failed (exception message).
+/// `malformedRequest` validation result naming what is wrong), or failed (exception message), or
+/// unauthorized.
 std::string not_ready_result(std::string_view correlation_id);
 std::string invalid_result(std::string_view correlation_id, const core::error& e);
 std::string failed_result(std::string_view correlation_id, std::string_view message);
+/// isAuthorized:false: the caller may not run the query (arc-hub §10), or its credential expired.
+std::string unauthorized_result(std::string_view correlation_id);
 
 /// GET /.cratis/queries: every named query with its route, arguments schema and shape.
 std::string introspection_json(const actors::query_catalog& catalog);

@@ -27,6 +27,8 @@ struct direct_target {
   /// The health feed (arc-hub §11) instead of a named query: whose connections it shows.
   std::optional<core::health_scope> health;
   std::string correlation_id;
+  /// The caller's credential was refused: the transport answers unauthorized (arc-hub §10).
+  std::optional<core::error> refused;
 };
 
 class closable {

@@ -9,6 +9,18 @@
 
 namespace weir::gateway {
 
+bool same_caller(const actors::connection_info& owner, const core::principal& who,
+                 std::string_view client_address) {
+  // Seed 001: the same tenant and the same authentication state; a signed-in connection answers
+  // to its own subject, an anonymous one to the client address that opened it.
+  const auto& opened_by = *owner.who;
+  if (opened_by.tenant != who.tenant || opened_by.authenticated() != who.authenticated()) {
+    return false;
+  }
+  return opened_by.authenticated() ? opened_by.subject == who.subject
+                                   : owner.remote_address == client_address;
+}
+
 std::string_view holder_of(std::string_view connection_id) {
   auto at = connection_id.rfind('@');
   return at == std::string_view::npos ? std::string_view{} : connection_id.substr(at + 1);
@@ -25,10 +37,17 @@ void apply_sse_control(server_context& ctx, actors::control_request req,
   }
   auto& control = parsed->control;
   auto session = ctx.find_sse(control.connection_id);
+  if (!req.who) {
+    auto who = core::principal_from_json(req.principal);
+    if (!who) {
+      done(404);
+      return;
+    }
+    req.who = std::make_shared<const core::principal>(std::move(*who));
+  }
   // Unknown, closed, or not this caller's: the same 404, so a probe learns nothing (seed 001).
-  // Anonymous connections belong to the peer address that opened them; tenants must match.
-  if (!session || !session->connection() || session->remote_address() != req.remote_address ||
-      session->connection()->info().tenant != req.tenant) {
+  if (!session || !session->connection() ||
+      !same_caller(session->connection()->info(), *req.who, req.remote_address)) {
     done(404);
     return;
   }
@@ -42,7 +61,7 @@ void apply_sse_control(server_context& ctx, actors::control_request req,
   frame.query_id = std::move(control.query_id);
   frame.revision = control.revision;
   frame.request = std::move(control.request);
-  session->connection()->control(std::move(frame), std::move(done));
+  session->connection()->control(std::move(frame), std::move(req.who), std::move(done));
 }
 
 void route_sse_control(server_context& ctx, actors::control_request req,

@@ -8,6 +8,7 @@
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "gateway/query_routes.hpp"
+#include "gateway/request_identity.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -32,6 +33,7 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
       remote_(std::move(remote)),
       correlation_id_(std::move(correlation_id)),
       version_(http_version),
+      expiry_(stream_.get_executor()),
       keep_alive_(stream_.get_executor()) {}
 
 sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,
@@ -52,13 +54,15 @@ void sse_hub_session::run() {
   if (direct_) {
     auto& d = *direct_;
     auto head = "{\"correlationId\":\"" + d.correlation_id + "\"";
-    auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request.caller,
+    auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request,
                                                           weak_from_this(), std::move(head), "")
                       : actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
                                                    std::move(head), "");
     if (!q) {
       if (q.error().code == "query.invalid_arguments") {
         refuse(400, invalid_result(d.correlation_id, q.error()));
+      } else if (q.error().code.starts_with("auth.")) {
+        refuse(auth_status(q.error()), unauthorized_result(d.correlation_id));
       } else {
         refuse(503, failed_result(d.correlation_id, q.error().message));
       }
@@ -68,11 +72,14 @@ void sse_hub_session::run() {
     ctx_.add(shared_from_this());
     write_stream_header();
     do_read();
+    if (auto exp = direct_query_->expires_at()) {
+      arm_expiry(*exp);
+    }
     return;
   }
   actors::connection_info info;
   info.remote_address = remote_;
-  info.tenant = tenant_;
+  info.who = who_;
   info.user_agent = user_agent_;
   info.protocol = "SSE";
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
@@ -145,7 +152,7 @@ void sse_hub_session::on_header(beast::error_code ec, std::size_t) {
     return;
   }
   header_done_ = true;
-  if (closing_) {
+  if (closing_ && !(finish_after_queue_ && !queue_.empty())) {
     finish();
     return;
   }
@@ -161,6 +168,7 @@ void sse_hub_session::do_read() {
                             if (ec) {
                               self->closed_ = true;
                               self->keep_alive_.cancel();
+                              self->expiry_.cancel();
                               self->inbox_.close();
                               if (!self->writing_) {
                                 self->queue_.clear();
@@ -268,6 +276,10 @@ void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
     return;
   }
   if (closing_) {
+    if (finish_after_queue_ && !queue_.empty()) {
+      do_write();
+      return;
+    }
     finish();
     return;
   }
@@ -285,6 +297,7 @@ void sse_hub_session::close(std::uint16_t, std::string) {
     self->closing_ = true;
     self->inbox_.close();
     self->keep_alive_.cancel();
+    self->expiry_.cancel();
     self->queue_.drop_unstarted();
     if (!self->writing_ && self->header_done_) {
       self->finish();
@@ -303,6 +316,31 @@ void sse_hub_session::finish() {
                       self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
                       self->stream_.socket().close(ec);
                     });
+}
+
+void sse_hub_session::arm_expiry(std::int64_t expires_at) {
+  auto wait = std::chrono::milliseconds{std::max<std::int64_t>(0, expires_at * 1000 - unix_ms())};
+  expiry_.expires_after(wait);
+  expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) {
+      self->end_unauthorized();
+    }
+  });
+}
+
+void sse_hub_session::end_unauthorized() {
+  if (closing_ || closed_) {
+    return;
+  }
+  direct_query_.reset();  // nothing more of the query: its liveness flag is cleared first
+  enqueue(actors::outbound_frame::text(unauthorized_result(correlation_id_)));
+  closing_ = true;
+  finish_after_queue_ = true;
+  inbox_.close();
+  keep_alive_.cancel();
+  if (!writing_ && header_done_ && queue_.empty()) {
+    finish();
+  }
 }
 
 void sse_hub_session::arm_keep_alive() {

@@ -34,8 +34,8 @@ class sse_hub_session : public actors::frame_sink,
                   unsigned http_version, direct_target direct);
   ~sse_hub_session() override;
 
-  /// The tenant the stream was opened for (arc-hub §9.1 `x-cratis-tenant-id`); before run().
-  void set_tenant(std::string tenant) { tenant_ = std::move(tenant); }
+  /// Who opened the stream (its ownership and caller budget); before run().
+  void set_principal(std::shared_ptr<const core::principal> who) { who_ = std::move(who); }
   /// The client's User-Agent, for the health feed; before run().
   void set_user_agent(std::string ua) { user_agent_ = std::move(ua); }
 
@@ -64,6 +64,10 @@ class sse_hub_session : public actors::frame_sink,
   void on_write(beast::error_code ec, std::size_t n);
   void finish();
   void arm_keep_alive();
+  /// The emission guard of a direct stream: when its credential expires it sends one
+  /// isAuthorized:false QueryResult and ends (arc-hub §10).
+  void arm_expiry(std::int64_t expires_at);
+  void end_unauthorized();
   // keep_alive_timer's questions and its action (§6).
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
@@ -73,7 +77,7 @@ class sse_hub_session : public actors::frame_sink,
   beast::tcp_stream stream_;
   server_context& ctx_;
   std::string remote_;
-  std::string tenant_;
+  std::shared_ptr<const core::principal> who_ = core::anonymous_principal();
   std::string user_agent_;
   std::string correlation_id_;
   unsigned version_;
@@ -91,6 +95,8 @@ class sse_hub_session : public actors::frame_sink,
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  bool finish_after_queue_ = false;  // closing, but what is queued still goes out first
+  asio::steady_timer expiry_;
   // The batch being written: its frames stay at the queue's front until the write completes.
   std::vector<asio::const_buffer> write_buffers_;
   std::string chunk_size_line_;

@@ -26,7 +26,8 @@ constexpr std::string_view crlf = "\r\n";
 windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx,
                                                  unsigned http_version, std::string correlation_id,
                                                  std::shared_ptr<const core::windowed_request> req,
-                                                 std::string caller)
+                                                 std::string caller,
+                                                 std::optional<std::int64_t> expires_at)
     : stream_(std::move(stream)),
       ctx_(ctx),
       version_(http_version),
@@ -34,7 +35,9 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
       req_(std::move(req)),
       caller_(std::move(caller)),
       keep_alive_(stream_.get_executor()),
-      deadline_(stream_.get_executor()) {}
+      deadline_(stream_.get_executor()),
+      expires_at_(expires_at),
+      expiry_(stream_.get_executor()) {}
 
 windowed_stream_session::~windowed_stream_session() {
   ctx_.remove(this);
@@ -114,6 +117,18 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   }
   started_ = true;
   deadline_.cancel();
+  if (expires_at_) {
+    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    expiry_.expires_after(
+        std::chrono::milliseconds{std::max<std::int64_t>(0, *expires_at_ * 1000 - now_ms)});
+    expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) {
+        self->on_closed("deauthorized");
+      }
+    });
+  }
   // ready is written once the subscription is registered, and flushed with the snapshot (§4).
   head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
   snapshot_ = std::move(snapshot);
@@ -164,6 +179,7 @@ void windowed_stream_session::on_closed(std::string reason) {
   query_.reset();
   keep_alive_.cancel();
   deadline_.cancel();
+  expiry_.cancel();
   if (!started_) {
     // Not registered yet (the node is draining): nothing was sent, so the answer is an error.
     closing_ = false;
@@ -206,6 +222,7 @@ void windowed_stream_session::gone() {
   query_.reset();
   keep_alive_.cancel();
   deadline_.cancel();
+  expiry_.cancel();
   events_.clear();
   event_bytes_ = 0;
   beast::error_code ec;
@@ -306,6 +323,7 @@ void windowed_stream_session::finish() {
   closed_ = true;
   keep_alive_.cancel();
   deadline_.cancel();
+  expiry_.cancel();
   if (!chunked_) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);

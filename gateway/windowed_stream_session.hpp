@@ -34,7 +34,8 @@ class windowed_stream_session : public actors::windowed_sink,
 
   windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
                           std::string correlation_id,
-                          std::shared_ptr<const core::windowed_request> req, std::string caller);
+                          std::shared_ptr<const core::windowed_request> req, std::string caller,
+                          std::optional<std::int64_t> expires_at = std::nullopt);
   ~windowed_stream_session() override;
 
   /// Opens the subscription; the answer follows once it is registered (or refused).
@@ -95,6 +96,10 @@ class windowed_stream_session : public actors::windowed_sink,
   std::array<char, 512> read_buf_{};
   keep_alive_timer keep_alive_;
   asio::steady_timer deadline_;  // the opening deadline, then the close deadline
+  /// When the credential the space's rule needed expires (seconds since the Unix epoch): the
+  /// stream closes with `deauthorized` then (windowed-subscribe decision 5).
+  std::optional<std::int64_t> expires_at_;
+  asio::steady_timer expiry_;
 };
 
 }  // namespace weir::gateway

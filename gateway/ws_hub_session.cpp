@@ -33,23 +33,23 @@ std::int64_t unix_ms() {
 }  // namespace
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
-                               std::string correlation_id)
+                               std::string correlation_id, const request_identity& id)
     : exec_(socket.get_executor()),
       handshake_(std::make_unique<websocket::stream<beast::tcp_stream>>(std::move(socket))),
       sock_(exec_),
       ctx_(ctx),
       correlation_id_(std::move(correlation_id)),
       keep_alive_(exec_),
-      close_timer_(exec_) {
-  beast::error_code ec;
-  auto ep = beast::get_lowest_layer(*handshake_).socket().remote_endpoint(ec);
-  if (!ec) {
-    remote_ = ep.address().to_string();
-  }
+      close_timer_(exec_),
+      expiry_(exec_) {
+  remote_ = id.client;
+  who_ = id.who;
+  refused_ = id.refused;
 }
 
-ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct)
-    : ws_hub_session(std::move(socket), ctx, direct.correlation_id) {
+ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct,
+                               const request_identity& id)
+    : ws_hub_session(std::move(socket), ctx, direct.correlation_id, id) {
   direct_ = std::move(direct);
 }
 
@@ -58,10 +58,6 @@ ws_hub_session::~ws_hub_session() {
 }
 
 void ws_hub_session::run(http::request<http::string_body> req) {
-  // The tenant, as Arc resolves it by default (arc-hub §9.1): part of every caller key.
-  if (auto it = req.find("x-cratis-tenant-id"); it != req.end()) {
-    tenant_ = std::string{it->value()};
-  }
   if (auto it = req.find(http::field::user_agent); it != req.end()) {
     user_agent_ = std::string{it->value()};
   }
@@ -115,9 +111,13 @@ void ws_hub_session::on_accept(beast::error_code ec) {
     start_direct();
     return;
   }
+  if (refused_ || !core::check_access(ctx_.opts.hubs, *who_)) {
+    start_close(1008, "Unauthorized");  // arc-hub §9: the TypeScript hub's auth failure
+    return;
+  }
   actors::connection_info info;
   info.remote_address = remote_;
-  info.tenant = tenant_;
+  info.who = who_;
   info.user_agent = user_agent_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
@@ -133,12 +133,20 @@ void ws_hub_session::start_direct() {
   // Connected, no hub protocol. Arguments that do not bind get one Data frame with a
   // malformedRequest validation result, then the socket closes.
   auto& d = *direct_;
+  if (d.refused) {
+    end_unauthorized();
+    return;
+  }
   auto head = "{\"type\":\"Data\",\"data\":{\"correlationId\":\"" + d.correlation_id + "\"";
-  auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request.caller,
+  auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request,
                                                         weak_from_this(), std::move(head), "}")
                     : actors::direct_query::open(ctx_.rt, *d.def, d.request, weak_from_this(),
                                                  std::move(head), "}");
   if (!q) {
+    if (q.error().code.starts_with("auth.")) {
+      end_unauthorized();
+      return;
+    }
     auto body = q.error().code == "query.invalid_arguments"
                     ? invalid_result(d.correlation_id, q.error())
                     : failed_result(d.correlation_id, "An unexpected error occurred");
@@ -147,6 +155,31 @@ void ws_hub_session::start_direct() {
     return;
   }
   direct_query_ = std::move(q.value());
+  if (auto exp = direct_query_->expires_at()) {
+    // The emission guard: when the credential expires the socket gets isAuthorized:false.
+    expiry_.expires_after(
+        std::chrono::milliseconds{std::max<std::int64_t>(0, *exp * 1000 - unix_ms())});
+    expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec && !self->closing_ && !self->closed_) {
+        self->end_unauthorized();
+      }
+    });
+  }
+}
+
+void ws_hub_session::end_unauthorized() {
+  // arc-hub §10: authentication failure is a Data frame with isAuthorized:false, then the
+  // socket closes.
+  direct_query_.reset();
+  queue_.drop_unstarted();  // results not yet on the wire are no longer the caller's to see
+  auto frame = actors::outbound_frame::text("{\"type\":\"Data\",\"data\":" +
+                                            unauthorized_result(direct_->correlation_id) + "}");
+  if (writing_) {
+    final_frame_ = std::move(frame);  // on_write sends it, then closes
+    return;
+  }
+  enqueue(std::move(frame));  // starts writing at once: start_close keeps what is in flight
+  start_close(1008, "Unauthorized");
 }
 
 void ws_hub_session::on_direct_text(const std::string& text) {
@@ -319,6 +352,7 @@ void ws_hub_session::lost() {
   closed_ = true;
   keep_alive_.cancel();
   close_timer_.cancel();
+  expiry_.cancel();
   inbox_.close();
   beast::error_code ec;
   sock_.close(ec);
@@ -437,6 +471,13 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
     if (!close_sent_) {
       write_close();
     }
+    return;
+  }
+  if (final_frame_) {
+    auto frame = std::move(*final_frame_);
+    final_frame_.reset();
+    enqueue(std::move(frame));
+    start_close(1008, "Unauthorized");
     return;
   }
   arm_keep_alive();

@@ -17,6 +17,7 @@
 #include "gateway/bounded_inbox.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
+#include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -25,10 +26,14 @@ class ws_hub_session : public actors::frame_sink,
                        public closable,
                        public std::enable_shared_from_this<ws_hub_session> {
  public:
-  /// `correlation_id` goes on the 101 answer as X-Correlation-ID.
-  ws_hub_session(tcp::socket&& socket, server_context& ctx, std::string correlation_id);
+  /// `correlation_id` goes on the 101 answer as X-Correlation-ID; `id` is who upgrades (a caller
+  /// the hub refuses is closed with 1008 "Unauthorized" right after the upgrade, as the
+  /// TypeScript hub does, so a browser learns why).
+  ws_hub_session(tcp::socket&& socket, server_context& ctx, std::string correlation_id,
+                 const request_identity& id);
   /// A direct per-query WebSocket (arc-hub §10) instead of the hub.
-  ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct);
+  ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct,
+                 const request_identity& id);
   ~ws_hub_session() override;
 
   /// Accepts the upgrade carried by `req` and starts the session.
@@ -62,14 +67,16 @@ class ws_hub_session : public actors::frame_sink,
   bool keep_alive_closed() const { return closing_ || closed_; }
   bool keep_alive_writing() const { return writing_; }
   void keep_alive_ping();
+  void end_unauthorized();
 
   asio::any_io_executor exec_;
   /// Only for the upgrade: Beast writes the 101, then hands the socket over.
   std::unique_ptr<websocket::stream<beast::tcp_stream>> handshake_;
   tcp::socket sock_;
   server_context& ctx_;
-  std::string remote_;
-  std::string tenant_;
+  std::string remote_;  // the client address
+  std::shared_ptr<const core::principal> who_;
+  std::optional<core::error> refused_;  // the upgrade's credential was refused
   std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
@@ -101,6 +108,8 @@ class ws_hub_session : public actors::frame_sink,
   std::string close_frame_;
   keep_alive_timer keep_alive_;
   asio::steady_timer close_timer_;
+  asio::steady_timer expiry_;  // a direct socket's emission guard
+  std::optional<actors::outbound_frame> final_frame_;  // its last frame, after the write in flight
 };
 
 }  // namespace weir::gateway

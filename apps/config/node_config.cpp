@@ -322,6 +322,141 @@ result<void> assign(const section& s, std::string_view key, std::int64_t min, st
     }                               \
   } while (false)
 
+// A file named in the configuration: relative paths are relative to the file's own directory.
+result<std::string> read_named_file(std::string_view file, const std::string& key,
+                                    const std::string& name) {
+  std::string path = name;
+  if (!path.empty() && path.front() != '/') {
+    if (auto slash = std::string_view{file}.rfind('/'); slash != std::string_view::npos) {
+      path = std::string{file.substr(0, slash + 1)} + path;
+    }
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) {
+    text << in.rdbuf();
+  }
+  if (!in || in.bad()) {
+    return config_error(file, key, "cannot read '" + path + "'");
+  }
+  return text.str();
+}
+
+result<void> read_auth(std::string_view file, const json::object& root, auth_settings& auth) {
+  auto s = open_section(file, root, "auth", {"jwt", "hubs"});
+  if (!s) {
+    return std::move(s).error();
+  }
+  if (const auto* v = s->get("hubs")) {
+    auto rule = core::parse_access_rule(*v, "auth.hubs");
+    if (!rule) {
+      return config_error(file, "auth.hubs", rule.error().message);
+    }
+    auth.hubs = std::move(*rule);
+  }
+  if (const auto* v = root.if_contains("spaces"); v && !v->is_null()) {
+    auto rules = core::parse_space_rules(*v);
+    if (!rules) {
+      return config_error(file, "spaces", rules.error().message);
+    }
+    auth.spaces = std::move(*rules);
+  }
+  if (s->obj == nullptr || s->get("jwt") == nullptr) {
+    if (!auth.hubs.anonymous()) {
+      return config_error(file, "auth.hubs", "needs auth.jwt: without it nobody is signed in");
+    }
+    return {};
+  }
+  auto j = open_section(file, *s->obj, "jwt",
+                        {"secret", "secretFile", "publicKeyFiles", "jwksFile", "issuer",
+                         "audience", "cookie", "subjectClaim", "tenantClaim", "tenantsClaim",
+                         "rolesClaim", "clockSkewSeconds", "requireExpiry", "queryParameter"});
+  if (!j) {
+    return std::move(j).error();
+  }
+  j->name = "auth.jwt";
+  core::jwt_options o;
+  core::jwt_key_material keys;
+  core::authenticator_options ao;
+  auto text = [&](std::string_view key, std::string& out) -> result<void> {
+    auto t = j->text(key);
+    if (!t) {
+      return std::move(t).error();
+    }
+    if (*t) {
+      out = std::move(**t);
+    }
+    return {};
+  };
+  auto flag = [&](std::string_view key, bool& out) -> result<void> {
+    if (const auto* v = j->get(key)) {
+      if (!v->is_bool()) {
+        return config_error(file, j->path(key), "must be true or false");
+      }
+      out = v->get_bool();
+    }
+    return {};
+  };
+  WEIR_TRY(text("secret", keys.secret));
+  std::string secret_file, jwks_file;
+  WEIR_TRY(text("secretFile", secret_file));
+  WEIR_TRY(text("jwksFile", jwks_file));
+  if (!secret_file.empty()) {
+    if (!keys.secret.empty()) {
+      return config_error(file, j->path("secretFile"), "give secret or secretFile, not both");
+    }
+    auto t = read_named_file(file, j->path("secretFile"), secret_file);
+    if (!t) {
+      return std::move(t).error();
+    }
+    keys.secret = std::move(*t);
+    while (!keys.secret.empty() && (keys.secret.back() == '\n' || keys.secret.back() == '\r')) {
+      keys.secret.pop_back();  // a file written by `echo` ends in a newline that is not the key
+    }
+  }
+  if (!jwks_file.empty()) {
+    auto t = read_named_file(file, j->path("jwksFile"), jwks_file);
+    if (!t) {
+      return std::move(t).error();
+    }
+    keys.jwks = std::move(*t);
+  }
+  if (const auto* v = j->get("publicKeyFiles")) {
+    if (!v->is_array()) {
+      return config_error(file, j->path("publicKeyFiles"), "must be a list of PEM file paths");
+    }
+    for (const auto& f : v->get_array()) {
+      if (!f.is_string() || f.get_string().empty()) {
+        return config_error(file, j->path("publicKeyFiles"), "must be a list of PEM file paths");
+      }
+      auto t = read_named_file(file, j->path("publicKeyFiles"), std::string{f.get_string()});
+      if (!t) {
+        return std::move(t).error();
+      }
+      keys.public_pems.push_back(std::move(*t));
+    }
+  }
+  WEIR_TRY(text("issuer", o.issuer));
+  WEIR_TRY(text("audience", o.audience));
+  WEIR_TRY(text("cookie", ao.cookie));
+  WEIR_TRY(text("subjectClaim", o.subject_claim));
+  WEIR_TRY(text("tenantClaim", o.tenant_claim));
+  WEIR_TRY(text("tenantsClaim", o.tenants_claim));
+  WEIR_TRY(text("rolesClaim", o.roles_claim));
+  std::int64_t skew = o.clock_skew.count();
+  WEIR_TRY(assign(*j, "clockSkewSeconds", 0, 300, skew));
+  o.clock_skew = std::chrono::seconds{skew};
+  WEIR_TRY(flag("requireExpiry", o.require_expiry));
+  WEIR_TRY(flag("queryParameter", ao.query_token));
+  auto verifier = core::jwt_verifier::create(std::move(o), keys);
+  if (!verifier) {
+    return config_error(file, "auth.jwt", verifier.error().message);
+  }
+  auth.authenticator =
+      std::make_shared<const core::authenticator>(std::move(*verifier), std::move(ao));
+  return {};
+}
+
 result<void> read_node(std::string_view file, const json::object& root, node_config& cfg) {
   auto s =
       open_section(file, root, "node", {"http", "grpc", "dataDir", "ioThreads", "actorThreads"});
@@ -511,7 +646,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   const json::object& root = doc.get_object();
   const std::initializer_list<std::string_view> sections = {
-      "node", "http", "store", "query", "windowed", "cluster", "queries"};
+      "node", "http", "store", "query", "windowed", "cluster", "auth", "spaces", "queries"};
   for (const auto& kv : root) {
     bool known = false;
     for (auto k : sections) {
@@ -523,12 +658,32 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_node(file, root, cfg));
   {
-    auto s = open_section(file, root, "http", {"maxBodyBytes"});
+    auto s = open_section(file, root, "http", {"maxBodyBytes", "trustedProxies"});
     if (!s) {
       return std::move(s).error();
     }
     WEIR_TRY(assign(*s, "maxBodyBytes", 1, std::int64_t{256} << 20, cfg.max_body_bytes));
+    if (const auto* v = s->get("trustedProxies")) {
+      auto bad = [&] {
+        return config_error(file, s->path("trustedProxies"),
+                            "must be a list of addresses or CIDR ranges such as \"10.0.0.0/8\"");
+      };
+      if (!v->is_array()) {
+        return bad();
+      }
+      for (const auto& e : v->get_array()) {
+        std::optional<core::ip_network> n;
+        if (e.is_string()) {
+          n = core::ip_network::parse(std::string_view{e.get_string()});
+        }
+        if (!n) {
+          return bad();
+        }
+        cfg.auth.trusted_proxies.push_back(*n);
+      }
+    }
   }
+  WEIR_TRY(read_auth(file, root, cfg.auth));
   {
     auto s = open_section(file, root, "store",
                           {"queueCapacity", "maxPendingWritesPerUnit", "unitIdleMs"});

@@ -10,8 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
+
+#include "core/access_rule.hpp"
+#include "core/authenticator.hpp"
+#include "core/ip_network.hpp"
 #include "core/query_definition.hpp"
 #include "core/result.hpp"
+#include "core/space_rules.hpp"
 
 namespace weir::config {
 
@@ -85,6 +91,19 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
 /// Parses a `--member ID=GRPC_HOST:PORT,HTTP_HOST:PORT` flag value.
 core::result<cluster_member> parse_member_flag(std::string_view text);
 
+/// Who callers are and what the hubs require of them (YAML section `auth`, and `spaces`).
+struct auth_settings {
+  /// auth.jwt: null when authentication is off (every caller anonymous, credentials unread).
+  std::shared_ptr<const core::authenticator> authenticator;
+  /// auth.hubs: who may open a hub connection (WebSocket upgrade, SSE stream); anonymous by
+  /// default, as seed 001 wants: each subscription is still authorized on its own.
+  core::access_rule hubs;
+  /// spaces: read/write rules for the windowed and write APIs, first match wins.
+  std::vector<core::space_rule> spaces;
+  /// http.trustedProxies: peers whose X-Forwarded-For and x-cratis-tenant-id are believed.
+  std::vector<core::ip_network> trusted_proxies;
+};
+
 /// One node's configuration. Per-caller hub limits that are not given default to the configured
 /// global limit, not to the built-in default (so lowering a global limit lowers both).
 struct node_config {
@@ -107,6 +126,7 @@ struct node_config {
   hub_limits hub;
   windowed_settings windowed;
   cluster_settings cluster;
+  auth_settings auth;
   std::vector<core::query_definition> queries;
 };
 

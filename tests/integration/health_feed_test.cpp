@@ -21,11 +21,11 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr const char* fast_health = "query:\n  healthIntervalMs: 40\n";
+const std::string fast_health = "query:\n  healthIntervalMs: 40\n";
 
 struct health_node {
-  health_node() {
-    node = start_node(dir.path(), fast_health);
+  explicit health_node(const std::string& extra = "") {
+    node = start_node(dir.path(), fast_health + extra);
     if (node) {
       port = node->http_port();
     }
@@ -168,8 +168,18 @@ TEST(HealthFeed, ItsOwnEmissionsDoNotWakeItButServedDataDoes) {
   });
 }
 
-TEST(HealthFeed, AnotherAddressOrTenantSeesNone) {
+TEST(HealthFeed, AForgedTenantHeaderIsRefused) {
+  // Without a trusted proxy in front, a caller cannot pick its tenant with the header.
   health_node n;
+  ASSERT_TRUE(n.node);
+  auto forged =
+      http(n.port, "GET", "/.cratis/queries/health", "", {{"x-cratis-tenant-id", "acme"}});
+  EXPECT_EQ(forged.status, 403u);
+  EXPECT_EQ(forged.json().at("isAuthorized"), false);
+}
+
+TEST(HealthFeed, AnotherAddressOrTenantSeesNone) {
+  health_node n{"http: { trustedProxies: [\"127.0.0.1\"] }\n"};
   ASSERT_TRUE(n.node);
   ws_client a{n.port};
   a.expect_connected();

@@ -898,10 +898,11 @@ TEST(SseHub, NodeStopEndsTheStream) {
 
 namespace weir::test {
 
-// Seed 001: a control request must resolve to the same tenant as the stream it controls.
+// Seed 001: a control request must resolve to the same tenant as the stream it controls. The
+// tenant header is believed from a trusted proxy (here: loopback, where the test runs).
 TEST(SseTenant, ControlsFromAnotherTenantAre404) {
   temp_dir dir;
-  auto node = start_node(dir.path());
+  auto node = start_node(dir.path(), "http: { trustedProxies: [\"127.0.0.1\"] }\n");
   ASSERT_TRUE(node);
   auto port = node->http_port();
   sse_client::options o;

@@ -65,7 +65,7 @@ TEST(QueryDefinitionTest, ParsesEveryField) {
   ASSERT_EQ(d.arguments.size(), 2u);
   EXPECT_EQ(d.arguments[0], std::make_pair(std::string("board"), argument_type::string));
   EXPECT_EQ(d.arguments[1], std::make_pair(std::string("state"), argument_type::string));
-  EXPECT_EQ(d.authorize, "anonymous");
+  EXPECT_TRUE(d.authorize.anonymous());
   EXPECT_TRUE(d.yields_collection());
 }
 
@@ -87,7 +87,7 @@ TEST(QueryDefinitionTest, MinimalQueryDefaults) {
   EXPECT_TRUE(d.filter_template.is_null());
   EXPECT_TRUE(d.sort.empty());
   EXPECT_TRUE(d.arguments.empty());
-  EXPECT_EQ(d.authorize, "anonymous");
+  EXPECT_TRUE(d.authorize.anonymous());
   EXPECT_TRUE(d.yields_collection());
 }
 
@@ -231,10 +231,54 @@ TEST(QueryDefinitionTest, SortIsValidated) {
   EXPECT_EQ(d.sort, std::vector<std::string>{"-title"});
 }
 
-TEST(QueryDefinitionTest, OnlyAnonymousAuthorization) {
+TEST(QueryDefinitionTest, AuthorizeTakesTheRuleForms) {
   auto e = parse_error(R"({"name": "Q", "route": "/q", "space": "s", "authorize": "admins"})");
   EXPECT_EQ(field_of(e), "authorize");
-  parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "authorize": "anonymous"})");
+  EXPECT_TRUE(parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "authorize": "anonymous"})")
+                  .authorize.anonymous());
+  EXPECT_TRUE(
+      parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "authorize": "authenticated"})")
+          .authorize.authenticated);
+  auto d = parse_ok(
+      R"({"name": "Q", "route": "/q", "space": "s", "authorize": {"roles": ["admin"]}})");
+  EXPECT_EQ(d.authorize.roles, std::vector<std::string>{"admin"});
+}
+
+TEST(QueryDefinitionTest, ClaimsBindSelectorsAndFiltersAndSplitKeys) {
+  auto d = parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "object": "{claims.tenant}",
+                        "dataset": "notes", "filter": {"owner": "{claims.sub}", "kind": "{k}"},
+                        "arguments": {"k": "string"}})");
+  EXPECT_EQ(d.claims, (std::vector<std::string>{"tenant", "sub"}));
+  EXPECT_TRUE(d.authorize.authenticated);  // binding claims needs a signed-in caller
+  json::object ada{{"sub", "ada"}, {"tenant", "acme"}};
+  auto a = bind_query(d, {{"k", "todo"}}, 0, 0, std::nullopt, false, ada);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->object, "acme");
+  EXPECT_TRUE(a->where.matches(json::parse(R"({"owner":"ada","kind":"todo"})").as_object()));
+  EXPECT_FALSE(a->where.matches(json::parse(R"({"owner":"bob","kind":"todo"})").as_object()));
+  EXPECT_EQ(json::parse(a->from.claims), json::parse(R"({"tenant":"acme","sub":"ada"})"));
+  json::object bob{{"sub", "bob"}, {"tenant", "acme"}};
+  auto b = bind_query(d, {{"k", "todo"}}, 0, 0, std::nullopt, false, bob);
+  ASSERT_TRUE(b);
+  EXPECT_NE(a->key, b->key);  // two callers never share rows the claims select
+  auto none = bind_query(d, {{"k", "todo"}}, 0, 0, std::nullopt, false);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, "auth.forbidden");
+  json::object bad_id{{"sub", "ada"}, {"tenant", ""}};
+  EXPECT_EQ(bind_query(d, {{"k", "todo"}}, 0, 0, std::nullopt, false, bad_id).error().code,
+            "auth.forbidden");
+  json::object object_claim{{"sub", json::object{}}, {"tenant", "acme"}};
+  EXPECT_EQ(bind_query(d, {{"k", "todo"}}, 0, 0, std::nullopt, false, object_claim).error().code,
+            "auth.forbidden");
+}
+
+TEST(QueryDefinitionTest, QueriesWithoutClaimsKeepTheirKeys) {
+  auto d = parse_ok(R"({"name": "Q", "route": "/q", "space": "s"})");
+  auto a = bind_query(d, {}, 0, 0, std::nullopt, false, {{"sub", "ada"}});
+  auto b = bind_query(d, {}, 0, 0, std::nullopt, false);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->key, b->key);
+  EXPECT_EQ(a->from.claims, "");
 }
 
 TEST(QueryDefinitionTest, ListChecksUniqueNamesAndRoutes) {
