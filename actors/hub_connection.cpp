@@ -258,12 +258,18 @@ unsigned on_subscribe(conn_ptr self, core::client_frame& f, const core::principa
   }
   st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision, expires_at};
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
-  st.rt->send_to_shard(
-      unit,
-      subscribe_msg{std::move(query),
-                    subscriber{caf::actor_cast<caf::actor>(self), token, f.request.mode, st.sink,
-                               std::move(head), std::move(live), "}", std::move(served), nullptr,
-                               {}, false}});
+  st.rt->send_to_shard(unit,
+                       subscribe_msg{std::move(query), subscriber{caf::actor_cast<caf::actor>(self),
+                                                                  token,
+                                                                  f.request.mode,
+                                                                  st.sink,
+                                                                  std::move(head),
+                                                                  std::move(live),
+                                                                  "}",
+                                                                  std::move(served),
+                                                                  nullptr,
+                                                                  {},
+                                                                  false}});
   arm_expiry(self);
   return 200;
 }
@@ -386,10 +392,9 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   c->ping_clock_ = entry.last_ping_sent;
   c->directory_id_ = impl.directory.add_connection(std::move(entry));
   auto a = spawn_anywhere([&] {
-    return impl.sys->spawn(conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller),
-                           c->directory_id_,
-                           core::health_scope{who.tenant, info.remote_address, who.subject},
-                           info.who);
+    return impl.sys->spawn(
+        conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller), c->directory_id_,
+        core::health_scope{who.tenant, info.remote_address, who.subject}, info.who);
   });
   c->registry_id_ = impl.add_connection(a);
   c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});

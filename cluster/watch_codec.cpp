@@ -90,9 +90,9 @@ core::result<core::bound_query> bind_watched(const v1::BoundQuery& q,
     auto req = core::parse_windowed_request(scope, q.windowed_subscribe(), q.space(),
                                             std::string_view{q.windowed_json()});
     if (!req) {
-      return core::make_error("cluster.mismatch",
-                              "the windowed request does not parse on the owner: " +
-                                  req.error().message);
+      return core::make_error(
+          "cluster.mismatch",
+          "the windowed request does not parse on the owner: " + req.error().message);
     }
     auto shared = std::make_shared<const core::windowed_request>(std::move(req.value()));
     core::bound_query bound = scope == core::windowed_scope::datasets

@@ -76,8 +76,8 @@ result<access_rule> parse_access_rule(const json::value& v, std::string_view fie
         rule.claims.emplace_back(std::string{c.key()}, c.value());
       }
     } else {
-      return rule_error(field, "unknown member '" + std::string{kv.key()} +
-                                   "' (known: roles, claims)");
+      return rule_error(field,
+                        "unknown member '" + std::string{kv.key()} + "' (known: roles, claims)");
     }
   }
   return rule;

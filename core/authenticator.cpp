@@ -56,8 +56,8 @@ result<std::optional<std::string>> query_token(std::string_view query) {
 authenticator::authenticator(jwt_verifier verifier, authenticator_options options)
     : verifier_(std::move(verifier)), options_(std::move(options)) {}
 
-result<std::shared_ptr<const principal>> authenticator::authenticate(
-    const credential_sources& in, std::int64_t now) const {
+result<std::shared_ptr<const principal>> authenticator::authenticate(const credential_sources& in,
+                                                                     std::int64_t now) const {
   std::shared_ptr<const principal> who = anonymous_principal();
   if (verifier_) {
     std::optional<std::string> token;
@@ -107,8 +107,7 @@ result<std::shared_ptr<const principal>> authenticator::authenticate(
           "x-cratis-tenant-id names tenant '" + wanted +
               "', which this caller may not select: the header is honoured only from a trusted "
               "proxy (http.trustedProxies) or when the token lists the tenant in its '" +
-              (verifier_ ? verifier_->options().tenants_claim : std::string{"tenants"}) +
-              "' claim",
+              (verifier_ ? verifier_->options().tenants_claim : std::string{"tenants"}) + "' claim",
           {{"tenant", wanted}});
     }
     auto p = std::make_shared<principal>(*who);

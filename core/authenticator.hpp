@@ -29,8 +29,8 @@ struct credential_sources {
 };
 
 struct authenticator_options {
-  std::string cookie;         ///< the cookie holding the token; "" for none
-  bool query_token = false;   ///< accept `access_token` on WebSocket upgrades
+  std::string cookie;        ///< the cookie holding the token; "" for none
+  bool query_token = false;  ///< accept `access_token` on WebSocket upgrades
 };
 
 class authenticator {

@@ -102,8 +102,8 @@ std::optional<std::int64_t> numeric_date(const json::value& v) {
   if (v.is_int64()) {
     return v.get_int64();
   }
-  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(
-                                              std::numeric_limits<std::int64_t>::max())) {
+  if (v.is_uint64() &&
+      v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     return static_cast<std::int64_t>(v.get_uint64());
   }
   if (v.is_double() && std::isfinite(v.get_double()) && std::abs(v.get_double()) < 1e15) {
@@ -130,8 +130,7 @@ bool verify_digest(EVP_PKEY* key, std::string_view input, const unsigned char* s
     return false;
   }
   return EVP_DigestVerify(ctx.get(), sig, sig_len,
-                          reinterpret_cast<const unsigned char*>(input.data()),
-                          input.size()) == 1;
+                          reinterpret_cast<const unsigned char*>(input.data()), input.size()) == 1;
 }
 
 /// ES256 signatures are r‖s, 32 bytes each (RFC 7518 §3.4); OpenSSL verifies DER.
@@ -175,7 +174,7 @@ std::optional<std::string> jwk_member(const json::object& jwk, std::string_view 
 result<pkey_ptr> pkey_from_jwk(const json::object& jwk, std::string_view kty, std::size_t index) {
   auto where = "JWKS key #" + std::to_string(index);
   std::unique_ptr<OSSL_PARAM_BLD, decltype(&OSSL_PARAM_BLD_free)> bld{OSSL_PARAM_BLD_new(),
-                                                                       OSSL_PARAM_BLD_free};
+                                                                      OSSL_PARAM_BLD_free};
   bn_ptr n, e;
   std::string point;
   const char* type = nullptr;
@@ -213,8 +212,8 @@ result<pkey_ptr> pkey_from_jwk(const json::object& jwk, std::string_view kty, st
     }
     type = "EC";
   }
-  std::unique_ptr<OSSL_PARAM, decltype(&OSSL_PARAM_free)> params{
-      OSSL_PARAM_BLD_to_param(bld.get()), OSSL_PARAM_free};
+  std::unique_ptr<OSSL_PARAM, decltype(&OSSL_PARAM_free)> params{OSSL_PARAM_BLD_to_param(bld.get()),
+                                                                 OSSL_PARAM_free};
   std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx{
       EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr), EVP_PKEY_CTX_free};
   EVP_PKEY* raw = nullptr;
@@ -257,8 +256,7 @@ struct jwt_verifier::key_store {
     pkey_ptr key{raw};
     auto alg = algorithm_for_key(key.get());
     if (!alg) {
-      return make_error("config.invalid", where + ": " + alg.error().message,
-                        alg.error().details);
+      return make_error("config.invalid", where + ": " + alg.error().message, alg.error().details);
     }
     keys.push_back({"", *alg, {}, std::shared_ptr<EVP_PKEY>(key.release(), EVP_PKEY_free)});
     return {};

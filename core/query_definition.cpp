@@ -126,8 +126,8 @@ bool is_claim_name(std::string_view s) {
     return false;
   }
   for (char c : s) {
-    if (!is_ascii_alpha(c) && !is_ascii_digit(c) && c != '_' && c != '-' && c != ':' &&
-        c != '/' && c != '.') {
+    if (!is_ascii_alpha(c) && !is_ascii_digit(c) && c != '_' && c != '-' && c != ':' && c != '/' &&
+        c != '.') {
       return false;
     }
   }
@@ -617,7 +617,8 @@ result<query_definition> parse_query_definition(const boost::json::value& v, std
   if (auto it = obj.find("authorize"); it != obj.end()) {
     auto rule = parse_access_rule(it->value(), "authorize");
     if (!rule) {
-      return field_error(ref, "authorize", rule.error().message.substr(std::string_view("authorize: ").size()));
+      return field_error(ref, "authorize",
+                         rule.error().message.substr(std::string_view("authorize: ").size()));
     }
     def.authorize = std::move(*rule);
   }
@@ -889,8 +890,9 @@ bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::stri
       // One object's part of the merge: its first offset + limit matches.
       q.object = std::move(object);
       q.limit = req->limit ? req->offset + req->limit : 0;
-      json::array parts{"datasets-part", json::string{req->dataset}, req->filter_json,
-                        json::value_from(req->sort_keys), q.limit, req->include_total};
+      json::array parts{"datasets-part",  json::string{req->dataset},
+                        req->filter_json, json::value_from(req->sort_keys),
+                        q.limit,          req->include_total};
       q.key = "w" + json::serialize(parts);
       break;
     }

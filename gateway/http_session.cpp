@@ -291,8 +291,8 @@ void http_session::handle(http::request<http::string_body>&& req) {
       respond_auth(*id_.refused);
       return;
     }
-    if (auto ok = core::check_space_access(ctx_.opts.spaces, (*w)->space,
-                                           core::space_access::read, *id_.who);
+    if (auto ok = core::check_space_access(ctx_.opts.spaces, (*w)->space, core::space_access::read,
+                                           *id_.who);
         !ok) {
       respond_auth(ok.error());
       return;

@@ -57,9 +57,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   http::response<http::string_body> res_;
   bool keep_alive_ = true;
   bool head_ = false;
-  std::string remote_;     // peer address
-  request_identity id_;    // who the request being handled comes from
-  std::string challenge_;  // WWW-Authenticate of the answer being built ("" none)
+  std::string remote_;       // peer address
+  request_identity id_;      // who the request being handled comes from
+  std::string challenge_;    // WWW-Authenticate of the answer being built ("" none)
   std::string correlation_;  // X-Correlation-ID of the answer being built
   // An HTTP snapshot in progress: its direct query, the sink that receives the first emission,
   // and the deadline after which it answers 202 (or 408 with waitForFirstResult).

@@ -172,8 +172,8 @@ void ws_hub_session::end_unauthorized() {
   // socket closes.
   direct_query_.reset();
   queue_.drop_unstarted();  // results not yet on the wire are no longer the caller's to see
-  auto frame = actors::outbound_frame::text("{\"type\":\"Data\",\"data\":" +
-                                            unauthorized_result(direct_->correlation_id) + "}");
+  auto frame = actors::outbound_frame::text(
+      "{\"type\":\"Data\",\"data\":" + unauthorized_result(direct_->correlation_id) + "}");
   if (writing_) {
     final_frame_ = std::move(frame);  // on_write sends it, then closes
     return;

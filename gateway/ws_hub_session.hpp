@@ -108,7 +108,7 @@ class ws_hub_session : public actors::frame_sink,
   std::string close_frame_;
   keep_alive_timer keep_alive_;
   asio::steady_timer close_timer_;
-  asio::steady_timer expiry_;  // a direct socket's emission guard
+  asio::steady_timer expiry_;                          // a direct socket's emission guard
   std::optional<actors::outbound_frame> final_frame_;  // its last frame, after the write in flight
 };
 

@@ -244,15 +244,17 @@ struct section {
   }
 };
 
+// `display`: the section's full dotted name in messages when it is nested ("auth.jwt").
 result<section> open_section(std::string_view file, const json::object& root, std::string name,
-                             std::initializer_list<std::string_view> keys) {
-  section s{file, name, nullptr};
+                             std::initializer_list<std::string_view> keys,
+                             std::string display = {}) {
+  section s{file, display.empty() ? name : display, nullptr};
   auto it = root.find(name);
   if (it == root.end() || it->value().is_null()) {
     return s;
   }
   if (!it->value().is_object()) {
-    return config_error(file, name, "must be a mapping (keys: " + join(keys) + ")");
+    return config_error(file, s.name, "must be a mapping (keys: " + join(keys) + ")");
   }
   s.obj = &it->value().get_object();
   for (const auto& kv : *s.obj) {
@@ -368,13 +370,13 @@ result<void> read_auth(std::string_view file, const json::object& root, auth_set
     return {};
   }
   auto j = open_section(file, *s->obj, "jwt",
-                        {"secret", "secretFile", "publicKeyFiles", "jwksFile", "issuer",
-                         "audience", "cookie", "subjectClaim", "tenantClaim", "tenantsClaim",
-                         "rolesClaim", "clockSkewSeconds", "requireExpiry", "queryParameter"});
+                        {"secret", "secretFile", "publicKeyFiles", "jwksFile", "issuer", "audience",
+                         "cookie", "subjectClaim", "tenantClaim", "tenantsClaim", "rolesClaim",
+                         "clockSkewSeconds", "requireExpiry", "queryParameter"},
+                        "auth.jwt");
   if (!j) {
     return std::move(j).error();
   }
-  j->name = "auth.jwt";
   core::jwt_options o;
   core::jwt_key_material keys;
   core::authenticator_options ao;

@@ -138,11 +138,18 @@ struct ws_client::impl {
   std::optional<std::pair<int, std::string>> close;
 };
 
-ws_client::ws_client(std::uint16_t port, const std::string& target)
+ws_client::ws_client(std::uint16_t port, const std::string& target,
+                     const std::map<std::string, std::string>& headers)
     : impl_(std::make_unique<impl>()) {
   auto& s = beast::get_lowest_layer(impl_->ws);
   s.expires_after(10s);
   s.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+  impl_->ws.set_option(
+      beast::websocket::stream_base::decorator([headers](beast::websocket::request_type& req) {
+        for (const auto& [k, v] : headers) {
+          req.set(k, v);
+        }
+      }));
   impl_->ws.handshake("127.0.0.1:" + std::to_string(port), target);
   s.expires_never();
   impl_->open = true;

@@ -58,7 +58,8 @@ http_response http(std::uint16_t port, const std::string& method, const std::str
 /// A WebSocket client on the Arc hub.
 class ws_client {
  public:
-  explicit ws_client(std::uint16_t port, const std::string& target = "/.cratis/queries/ws");
+  explicit ws_client(std::uint16_t port, const std::string& target = "/.cratis/queries/ws",
+                     const std::map<std::string, std::string>& headers = {});
   ~ws_client();
 
   void send(const std::string& text);

@@ -21,18 +21,20 @@ std::string windowed_path(const std::string& space, const std::string& scope, bo
   return p;
 }
 
-http_response windowed_query(std::uint16_t port, const std::string& space,
-                             const std::string& scope, const std::string& body) {
+http_response windowed_query(std::uint16_t port, const std::string& space, const std::string& scope,
+                             const std::string& body) {
   return http(port, "POST", windowed_path(space, scope, false), body,
               {{"Content-Type", "application/json"}});
 }
 
 windowed_stream::windowed_stream(std::uint16_t port, const std::string& space,
-                                 const std::string& scope, const std::string& body) {
+                                 const std::string& scope, const std::string& body,
+                                 const header_list& headers) {
   sse_client::options o;
   o.method = "POST";
   o.target = windowed_path(space, scope, true);
   o.headers = {{"Content-Type", "application/json"}};
+  o.headers.insert(o.headers.end(), headers.begin(), headers.end());
   o.body = body;
   client_ = std::make_unique<sse_client>(port, o);
 }

@@ -22,8 +22,8 @@ namespace weir::test {
 std::string windowed_path(const std::string& space, const std::string& scope, bool subscribe);
 
 /// POST a windowed snapshot query; the response as is.
-http_response windowed_query(std::uint16_t port, const std::string& space,
-                             const std::string& scope, const std::string& body);
+http_response windowed_query(std::uint16_t port, const std::string& space, const std::string& scope,
+                             const std::string& body);
 
 struct windowed_frame {
   std::string event;  ///< "ready", "snapshot", "changes", "closed"; "" for a comment
@@ -34,7 +34,7 @@ struct windowed_frame {
 class windowed_stream {
  public:
   windowed_stream(std::uint16_t port, const std::string& space, const std::string& scope,
-                  const std::string& body);
+                  const std::string& body, const header_list& headers = {});
 
   unsigned status() const { return client_->status(); }
   /// The JSON body of a refused subscription.
@@ -42,8 +42,7 @@ class windowed_stream {
   const sse_client& client() const { return *client_; }
 
   /// The next frame; comments only when `comments`. nullopt on timeout or the end.
-  std::optional<windowed_frame> next(std::chrono::milliseconds timeout = 5s,
-                                     bool comments = false);
+  std::optional<windowed_frame> next(std::chrono::milliseconds timeout = 5s, bool comments = false);
   /// Reads `ready` and `snapshot` (they must come first, in that order) and returns the
   /// snapshot's data.
   boost::json::object open(std::chrono::milliseconds timeout = 5s);

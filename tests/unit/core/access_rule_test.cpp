@@ -50,9 +50,9 @@ TEST(AccessRule, ClaimsMustMatchOrBeContained) {
   EXPECT_EQ(code(r, signed_in({}, {{"plan", "pro"}, {"verified", true}})), "ok");
   EXPECT_EQ(code(r, signed_in({}, {{"plan", "free"}, {"verified", true}})), "auth.forbidden");
   EXPECT_EQ(code(r, signed_in({}, {{"plan", "pro"}})), "auth.forbidden");
-  EXPECT_EQ(code(r, signed_in({}, {{"plan", boost::json::array{"free", "pro"}},
-                                   {"verified", true}})),
-            "ok");
+  EXPECT_EQ(
+      code(r, signed_in({}, {{"plan", boost::json::array{"free", "pro"}}, {"verified", true}})),
+      "ok");
 }
 
 TEST(AccessRule, BadRulesAreConfigErrors) {

@@ -37,8 +37,7 @@ TEST(ClientAddress, ForwardedForIsBelievedOnlyFromTrustedProxies) {
   EXPECT_EQ(client_address(trusted, "203.0.113.9", "1.1.1.1"), "203.0.113.9");
   EXPECT_EQ(client_address(trusted, "10.0.0.2", "198.51.100.7"), "198.51.100.7");
   // The client forged a hop in front of the real one: the right-most untrusted hop wins.
-  EXPECT_EQ(client_address(trusted, "10.0.0.2", "6.6.6.6, 198.51.100.7, 10.0.0.3"),
-            "198.51.100.7");
+  EXPECT_EQ(client_address(trusted, "10.0.0.2", "6.6.6.6, 198.51.100.7, 10.0.0.3"), "198.51.100.7");
   EXPECT_EQ(client_address(trusted, "10.0.0.2", std::nullopt), "10.0.0.2");
   EXPECT_EQ(client_address(trusted, "10.0.0.2", "garbage"), "10.0.0.2");
 }

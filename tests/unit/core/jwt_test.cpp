@@ -17,8 +17,11 @@ namespace json = boost::json;
 constexpr std::int64_t now = 1'800'000'000;
 
 json::object claims(json::object extra = {}) {
-  json::object c{{"sub", "ada"}, {"iss", "https://id.example"}, {"aud", "weir"},
-                 {"exp", now + 600}, {"iat", now}};
+  json::object c{{"sub", "ada"},
+                 {"iss", "https://id.example"},
+                 {"aud", "weir"},
+                 {"exp", now + 600},
+                 {"iat", now}};
   for (auto& kv : extra) {
     c[kv.key()] = kv.value();
   }
@@ -49,8 +52,8 @@ class EveryAlgorithm : public testing::TestWithParam<token_signer::alg> {};
 TEST_P(EveryAlgorithm, AValidTokenBecomesItsPrincipal) {
   token_signer s{GetParam()};
   auto v = verifier_for(s, GetParam());
-  auto p = v.verify(s.sign(claims({{"tenant", "acme"}, {"roles", json::array{"admin", "ops"}}})),
-                    now);
+  auto p =
+      v.verify(s.sign(claims({{"tenant", "acme"}, {"roles", json::array{"admin", "ops"}}})), now);
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->subject, "ada");
   EXPECT_EQ(p->tenant, "acme");
@@ -183,7 +186,8 @@ TEST(JwtKeys, UnusableKeysAreConfigErrors) {
 }
 
 TEST(Base64Url, RoundTripsAndRefusesNonCanonicalText) {
-  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\xff\xfe\x00", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\xff\xfe\x00", 3)}) {
     auto enc = base64url_encode(s);
     EXPECT_EQ(enc.find('='), std::string::npos);
     EXPECT_EQ(base64url_decode(enc), s);

@@ -239,8 +239,8 @@ TEST(QueryDefinitionTest, AuthorizeTakesTheRuleForms) {
   EXPECT_TRUE(
       parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "authorize": "authenticated"})")
           .authorize.authenticated);
-  auto d = parse_ok(
-      R"({"name": "Q", "route": "/q", "space": "s", "authorize": {"roles": ["admin"]}})");
+  auto d =
+      parse_ok(R"({"name": "Q", "route": "/q", "space": "s", "authorize": {"roles": ["admin"]}})");
   EXPECT_EQ(d.authorize.roles, std::vector<std::string>{"admin"});
 }
 
