@@ -16,7 +16,7 @@ unsigned status_for(const core::error& e) {
   if (c == "object.deleted" || c == "record.deleted") {
     return 410;
   }
-  if (c == "auth.forbidden" || c == "auth.tenant_forbidden") {
+  if (c == "auth.forbidden" || c == "auth.tenant_forbidden" || c == "request.origin_forbidden") {
     return 403;
   }
   if (starts("auth.")) {

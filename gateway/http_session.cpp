@@ -61,6 +61,15 @@ std::optional<std::string_view> header(const http::request<http::string_body>& r
   }
   return std::string_view{it->value()};
 }
+
+std::optional<std::string_view> header(const http::request<http::string_body>& req,
+                                       std::string_view name) {
+  auto it = req.find(name);
+  if (it == req.end()) {
+    return std::nullopt;
+  }
+  return std::string_view{it->value()};
+}
 }  // namespace
 
 http_session::http_session(tcp::socket&& socket, server_context& ctx)
@@ -163,6 +172,14 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   if (websocket::is_upgrade(req)) {
+    if (!origin_ok(req)) {
+      // Cross-site WebSocket hijacking: a browser sends the page's Origin on every upgrade,
+      // and the cookie with it. Refused as the SSE hub refuses it.
+      respond(403, error_body(core::make_error(
+                       "request.origin_forbidden",
+                       "this origin may not open WebSockets here (query.allowedOrigins)")));
+      return;
+    }
     if (path == ws_hub_path) {
       stream_.expires_never();
       std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, correlation_, id_)
@@ -592,8 +609,23 @@ void http_session::on_windowed_snapshot(std::shared_ptr<const std::string> body,
 bool http_session::origin_ok(const http::request<http::string_body>& req) const {
   core::origin_policy policy{ctx_.opts.allowed_origins, ctx_.opts.allow_null_origin};
   auto host = header(req, http::field::host).value_or(std::string_view{});
-  // Same-origin is the request's own scheme and Host, never forwarded headers (§8).
-  return core::origin_allowed("http", host, header(req, http::field::origin), policy);
+  // Same-origin is the request's own scheme and Host (§8). The scheme is the one a trusted
+  // proxy says the client used: behind a TLS-terminating proxy the page is https while this
+  // hop is http, and every browser would be refused otherwise. Nobody else's forwarded headers
+  // count.
+  std::string_view scheme = "http";
+  if (core::is_trusted(ctx_.opts.trusted_proxies, remote_)) {
+    if (auto proto = header(req, "X-Forwarded-Proto"); proto) {
+      auto first = proto->substr(0, proto->find(','));
+      while (!first.empty() && first.back() == ' ') {
+        first.remove_suffix(1);
+      }
+      if (first == "https" || first == "http") {
+        scheme = first;
+      }
+    }
+  }
+  return core::origin_allowed(scheme, host, header(req, http::field::origin), policy);
 }
 
 void http_session::handle_sse(http::request<http::string_body>& req, std::string_view path) {
