@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,14 @@
 namespace {
 
 constexpr const char* usage = R"(usage:
-  weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--data-dir DIR]
-             [--node-id ID --member ID=GRPC_HOST:PORT,HTTP_HOST:PORT ...] [--check]
+  weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--peer HOST:PORT]
+             [--data-dir DIR] [--node-id ID --member ID=PEER_HOST:PORT,HTTP_HOST:PORT ...]
+             [--peer-token-file FILE] [--check]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second (in a cluster: from the member
       with the smallest id only). --node-id and --member (one per member, this node included)
-      make it a cluster member; they replace the config file's `cluster` members. --check
+      make it a cluster member; they replace the config file's `cluster` members.
+      --peer-token-file sets cluster.token (the members' shared secret) from a file. --check
       validates the configuration and flags, prints a summary and exits (0 when valid)
       without serving.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
@@ -66,7 +70,7 @@ bool split_host_port(const std::string& s, std::string& host, std::uint16_t& por
 }
 
 int serve(int argc, char** argv) {
-  std::optional<std::string> config_file, http, grpc, data_dir, node_id;
+  std::optional<std::string> config_file, http, grpc, peer, data_dir, node_id, peer_token_file;
   std::vector<weir::config::cluster_member> members;
   bool demo = false;
   bool check = false;
@@ -91,6 +95,12 @@ int serve(int argc, char** argv) {
         return 2;
     } else if (a == "--grpc") {
       if (!(grpc = next()))
+        return 2;
+    } else if (a == "--peer") {
+      if (!(peer = next()))
+        return 2;
+    } else if (a == "--peer-token-file") {
+      if (!(peer_token_file = next()))
         return 2;
     } else if (a == "--data-dir") {
       if (!(data_dir = next()))
@@ -128,6 +138,25 @@ int serve(int argc, char** argv) {
     std::cerr << "weir serve: --grpc wants HOST:PORT, got '" << *grpc << "'\n";
     return 2;
   }
+  if (peer && !split_host_port(*peer, cfg->peer_address, cfg->peer_port)) {
+    std::cerr << "weir serve: --peer wants HOST:PORT, got '" << *peer << "'\n";
+    return 2;
+  }
+  if (peer_token_file) {
+    std::ifstream in{*peer_token_file, std::ios::binary};
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto token = text.str();
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) {
+      token.pop_back();
+    }
+    if (!in || token.size() < 32) {
+      std::cerr << "weir serve: --peer-token-file '" << *peer_token_file
+                << "' must be a readable file holding a token of at least 32 bytes\n";
+      return 2;
+    }
+    cfg->cluster.token = std::move(token);
+  }
   if (data_dir) {
     cfg->data_dir = *data_dir;
   }
@@ -164,7 +193,11 @@ int serve(int argc, char** argv) {
   auto& node = *n.value();
   std::cerr << "weir: serving HTTP/WebSocket on " << node.config().http_address << ":"
             << node.http_port() << ", gRPC on " << node.config().grpc_address << ":"
-            << node.grpc_port() << ", data in " << node.config().data_dir << "\n";
+            << node.grpc_port();
+  if (node.peer_port() != 0) {
+    std::cerr << ", peers on " << node.config().peer_address << ":" << node.peer_port();
+  }
+  std::cerr << ", data in " << node.config().data_dir << "\n";
   std::unique_ptr<weir::app::demo_writer> writer;
   const auto& cl = node.config().cluster;
   // In a cluster one member writes the demo's changes: the smallest id, whatever the order the

@@ -71,12 +71,15 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   p->rt =
       std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries, *p->store);
   p->grpc = std::make_unique<cluster::grpc_server>(
-      cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes}, *p->rt);
+      cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes,
+                            p->cfg.peer_address, p->cfg.peer_port, p->cfg.auth.authenticator,
+                            p->cfg.auth.spaces},
+      *p->rt);
   if (const auto& c = p->cfg.cluster; c.clustered()) {
     cluster::cluster_options co;
     co.self = c.node_id;
     for (const auto& m : c.members) {
-      co.members.push_back({m.id, m.grpc, m.http});
+      co.members.push_back({m.id, m.peer, m.http});
     }
     co.heartbeat_interval_ms = c.heartbeat_interval_ms;
     co.suspect_after_ms = c.suspect_after_ms;
@@ -84,6 +87,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
     co.forward_timeout_ms = c.forward_timeout_ms;
     co.max_stream_queue_bytes = c.max_stream_queue_bytes;
     co.version = weir_version;
+    co.auth = {c.token, c.tls.cert_pem, c.tls.key_pem, c.tls.ca_pem};
     p->cluster = std::make_unique<cluster::cluster_node>(std::move(co), *p->rt);
     p->grpc->serve_cluster(*p->cluster);
     p->rt->set_cluster(p->cluster.get());
@@ -121,6 +125,10 @@ node::~node() {
 std::uint16_t node::http_port() const {
   return impl_->http ? impl_->http->port() : 0;
 }
+std::uint16_t node::peer_port() const {
+  return impl_->grpc ? impl_->grpc->peer_port() : 0;
+}
+
 std::uint16_t node::grpc_port() const {
   return impl_->grpc ? impl_->grpc->port() : 0;
 }

@@ -25,6 +25,8 @@ class node {
 
   std::uint16_t http_port() const;
   std::uint16_t grpc_port() const;
+  /// The bound peer port (0 when not clustered).
+  std::uint16_t peer_port() const;
   actors::runtime& runtime();
   const config::node_config& config() const;
 

@@ -118,6 +118,7 @@ struct cluster_node::impl {
       Done done;
     };
     auto* c = new call{{}, std::move(req), {}, std::move(done)};
+    authenticate(c->ctx);
     c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline_ms});
     start(&c->ctx, &c->req, &c->reply, [this, c](grpc::Status st) {
       c->done(st, c->reply);
@@ -125,6 +126,13 @@ struct cluster_node::impl {
       call_ended();
     });
     return true;
+  }
+
+  /// Presents this member's token on a call to another member.
+  void authenticate(grpc::ClientContext& ctx) const {
+    if (!opts.auth.token.empty()) {
+      ctx.AddMetadata(peer_token_header, opts.auth.token);
+    }
   }
 
   void call_ended() {
@@ -176,6 +184,7 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
   }
 
   void start(std::vector<v1::WatchRequest> opens) {
+    node_.authenticate(ctx_);
     p_.owner_stub->async()->Watch(&ctx_, this);
     // Writes may be started from other threads until the read side ends: hold the reactor.
     AddHold();
@@ -404,7 +413,19 @@ cluster_node::cluster_node(cluster_options opts, actors::runtime& rt)
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
     args.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
-    p->channel = grpc::CreateCustomChannel(m.grpc, grpc::InsecureChannelCredentials(), args);
+    std::shared_ptr<grpc::ChannelCredentials> creds;
+    if (o.auth.tls()) {
+      // Mutual TLS: the member's certificate must verify against the cluster's CA and name the
+      // address it is reached at; ours goes with every connection.
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = o.auth.ca_pem;
+      ssl.pem_private_key = o.auth.key_pem;
+      ssl.pem_cert_chain = o.auth.cert_pem;
+      creds = grpc::SslCredentials(ssl);
+    } else {
+      creds = grpc::InsecureChannelCredentials();
+    }
+    p->channel = grpc::CreateCustomChannel(m.peer, creds, args);
     p->peer_stub = v1::Peer::NewStub(p->channel);
     p->owner_stub = v1::QueryOwner::NewStub(p->channel);
     impl_->peers.emplace(m.id, std::move(p));
@@ -821,7 +842,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   for (auto& m : impl_->opts.members) {
     json::object o;
     o["id"] = m.id;
-    o["grpc"] = m.grpc;
+    o["peer"] = m.peer;
     o["http"] = m.http;
     json::object view;
     if (m.id == impl_->opts.self) {

@@ -21,9 +21,20 @@ namespace weir::cluster {
 
 struct member_address {
   std::string id;
-  std::string grpc;  ///< "host:port"
+  std::string peer;  ///< "host:port" of its peer listener
   std::string http;  ///< "host:port"
 };
+
+/// How members prove themselves to each other: a shared token (sent as metadata on every call),
+/// mutual TLS (PEM texts), or both.
+struct peer_auth {
+  std::string token;
+  std::string cert_pem, key_pem, ca_pem;
+  bool tls() const { return !cert_pem.empty(); }
+};
+
+/// The metadata key carrying the peer token.
+inline constexpr const char* peer_token_header = "x-weir-peer-token";
 
 struct cluster_options {
   std::string self;
@@ -35,6 +46,7 @@ struct cluster_options {
   std::size_t max_stream_queue_bytes = 8 << 20;
   std::size_t max_message_bytes = 256 << 20;  ///< largest snapshot a watch may carry
   std::string version;
+  peer_auth auth;
 };
 
 /// A member's state as this node sees it.

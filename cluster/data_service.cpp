@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/runtime.hpp"
+#include "cluster/cluster_node.hpp"
 #include "cluster/grpc_errors.hpp"
 #include "cluster/grpc_server.hpp"
 #include "cluster/peer_service.hpp"
@@ -27,7 +28,7 @@ core::result<boost::json::value> parse_json(const std::string& text) {
 
 class data_service final : public weir::v1::Data::CallbackService {
  public:
-  explicit data_service(actors::runtime& rt) : rt_(rt) {}
+  data_service(actors::runtime& rt, const grpc_options& opts) : rt_(rt), opts_(opts) {}
 
   grpc::ServerUnaryReactor* PutObject(grpc::CallbackServerContext* ctx,
                                       const weir::v1::PutObjectRequest* req,
@@ -115,9 +116,35 @@ class data_service final : public weir::v1::Data::CallbackService {
     return cmd;
   }
 
+  /// The caller may write to the command's space: its `authorization: Bearer` metadata verifies
+  /// and the space's write rule admits it (the HTTP write API's rules, the same codes).
+  core::result<void> authorized(const grpc::CallbackServerContext* ctx,
+                                const actors::write_command& cmd) const {
+    core::credential_sources in;
+    const auto& md = ctx->client_metadata();
+    std::string authorization;
+    if (auto it = md.find("authorization"); it != md.end()) {
+      authorization.assign(it->second.data(), it->second.size());
+      in.authorization = authorization;
+    }
+    static const core::authenticator off;
+    const auto& auth = opts_.auth ? *opts_.auth : off;
+    auto who = auth.authenticate(in, std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+    if (!who) {
+      return std::move(who).error();
+    }
+    return core::check_space_access(opts_.spaces, cmd.space, core::space_access::write, **who);
+  }
+
   grpc::ServerUnaryReactor* run(grpc::CallbackServerContext* ctx, actors::write_command cmd,
                                 const std::string* json, weir::v1::WriteReply* reply) {
     auto* reactor = ctx->DefaultReactor();
+    if (auto ok = authorized(ctx, cmd); !ok) {
+      reactor->Finish(to_status(ok.error()));
+      return reactor;
+    }
     if (json) {
       auto v = parse_json(*json);
       if (!v) {
@@ -138,7 +165,14 @@ class data_service final : public weir::v1::Data::CallbackService {
   }
 
   actors::runtime& rt_;
+  const grpc_options& opts_;
 };
+
+/// "host:port" as gRPC wants it (IPv6 literals in brackets: "[::1]:9090").
+std::string listen_address(const std::string& address, std::uint16_t port) {
+  auto host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
+  return host + ":" + std::to_string(port);
+}
 
 }  // namespace
 
@@ -149,11 +183,14 @@ struct grpc_server::impl {
   peer_services peers;
   std::unique_ptr<data_service> data;
   std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<grpc::Server> peer_server;
   int port = 0;
+  int peer_port = 0;
 };
 
 grpc_server::grpc_server(grpc_options opts, actors::runtime& rt)
-    : impl_(std::make_unique<impl>(impl{std::move(opts), rt, nullptr, {}, nullptr, nullptr, 0})) {}
+    : impl_(std::make_unique<impl>(
+          impl{std::move(opts), rt, nullptr, {}, nullptr, nullptr, nullptr, 0, 0})) {}
 
 void grpc_server::serve_cluster(cluster_node& node) {
   impl_->cluster = &node;
@@ -164,33 +201,57 @@ grpc_server::~grpc_server() {
 }
 
 core::result<void> grpc_server::start() {
-  impl_->data = std::make_unique<data_service>(impl_->rt);
+  auto& o = impl_->opts;
+  impl_->data = std::make_unique<data_service>(impl_->rt, o);
   grpc::ServerBuilder b;
-  // gRPC wants IPv6 literals in brackets ("[::1]:9090").
-  auto host = impl_->opts.address.find(':') != std::string::npos ? "[" + impl_->opts.address + "]"
-                                                                 : impl_->opts.address;
-  auto addr = host + ":" + std::to_string(impl_->opts.port);
+  auto addr = listen_address(o.address, o.port);
   b.AddListeningPort(addr, grpc::InsecureServerCredentials(), &impl_->port);
-  // A forwarded write (Peer.Apply) carries a body of up to maxBodyBytes plus its ids.
-  auto envelope = impl_->cluster ? std::size_t{64} << 10 : 0;
-  b.SetMaxReceiveMessageSize(static_cast<int>(impl_->opts.max_message_bytes + envelope));
+  b.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   b.RegisterService(impl_->data.get());
-  if (impl_->cluster) {
-    impl_->peers = make_peer_services(*impl_->cluster, impl_->rt);
-    for (auto& s : impl_->peers.services) {
-      b.RegisterService(s.get());
-    }
-  }
   impl_->server = b.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {
     impl_->server.reset();
     return core::make_error("server.bind_failed", "cannot serve gRPC on " + addr);
+  }
+  if (!impl_->cluster) {
+    return {};
+  }
+  // The members' own listener: nothing a client needs is here, and only members get in.
+  const auto& auth = impl_->cluster->options().auth;
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (auth.tls()) {
+    grpc::SslServerCredentialsOptions ssl{
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY};
+    ssl.pem_root_certs = auth.ca_pem;
+    ssl.pem_key_cert_pairs.push_back({auth.key_pem, auth.cert_pem});
+    creds = grpc::SslServerCredentials(ssl);
+  } else {
+    creds = grpc::InsecureServerCredentials();  // the token on every call admits members
+  }
+  grpc::ServerBuilder pb;
+  auto peer_addr = listen_address(o.peer_address, o.peer_port);
+  pb.AddListeningPort(peer_addr, creds, &impl_->peer_port);
+  // A forwarded write (Peer.Apply) carries a body of up to maxBodyBytes plus its ids.
+  pb.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes + (std::size_t{64} << 10)));
+  impl_->peers = make_peer_services(*impl_->cluster, impl_->rt);
+  for (auto& s : impl_->peers.services) {
+    pb.RegisterService(s.get());
+  }
+  impl_->peer_server = pb.BuildAndStart();
+  if (!impl_->peer_server || impl_->peer_port == 0) {
+    impl_->peer_server.reset();
+    stop(0);
+    return core::make_error("server.bind_failed", "cannot serve the peer gRPC on " + peer_addr);
   }
   return {};
 }
 
 std::uint16_t grpc_server::port() const {
   return static_cast<std::uint16_t>(impl_->port);
+}
+
+std::uint16_t grpc_server::peer_port() const {
+  return static_cast<std::uint16_t>(impl_->peer_port);
 }
 
 void grpc_server::end_watch_streams() {
@@ -200,11 +261,13 @@ void grpc_server::end_watch_streams() {
 }
 
 void grpc_server::stop(std::int64_t timeout_ms) {
-  if (impl_->server) {
-    impl_->server->Shutdown(std::chrono::system_clock::now() +
-                            std::chrono::milliseconds{timeout_ms});
-    impl_->server->Wait();
-    impl_->server.reset();
+  auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds{timeout_ms};
+  for (auto* server : {&impl_->peer_server, &impl_->server}) {
+    if (*server) {
+      (*server)->Shutdown(deadline);
+      (*server)->Wait();
+      server->reset();
+    }
   }
 }
 

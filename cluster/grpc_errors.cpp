@@ -19,6 +19,12 @@ grpc::StatusCode code_for(const core::error& e) {
   if (c.rfind("store.", 0) == 0) {
     return grpc::StatusCode::INTERNAL;
   }
+  if (c == "auth.forbidden" || c == "auth.tenant_forbidden") {
+    return grpc::StatusCode::PERMISSION_DENIED;
+  }
+  if (c.rfind("auth.", 0) == 0) {
+    return grpc::StatusCode::UNAUTHENTICATED;
+  }
   return grpc::StatusCode::INVALID_ARGUMENT;
 }
 

@@ -1,13 +1,18 @@
-// weir::cluster::grpc_server — the node's gRPC endpoint: the Data service (writes from
-// backends) and, in a cluster, the Peer and QueryOwner services other members call.
-// No gRPC headers here.
+// weir::cluster::grpc_server — the node's gRPC endpoints: the Data service (writes from
+// backends, with the same JWTs and space rules as HTTP) on node.grpc and, in a cluster, the Peer
+// and QueryOwner services other members call on their own listener, node.peer, which admits
+// members only (the cluster's token, mutual TLS, or both). No gRPC headers here.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include <vector>
+
+#include "core/authenticator.hpp"
 #include "core/result.hpp"
+#include "core/space_rules.hpp"
 
 namespace weir::actors {
 class runtime;
@@ -21,6 +26,12 @@ struct grpc_options {
   std::string address = "127.0.0.1";
   std::uint16_t port = 9090;  ///< 0 picks a free port
   std::size_t max_message_bytes = 1 << 20;
+  /// The peer listener (served only with serve_cluster); 0 picks a free port.
+  std::string peer_address = "127.0.0.1";
+  std::uint16_t peer_port = 9091;
+  /// Data callers' credentials (`authorization: Bearer` metadata); null: authentication off.
+  std::shared_ptr<const core::authenticator> auth;
+  std::vector<core::space_rule> spaces;  ///< write rules, as for the HTTP write API
 };
 
 class grpc_server {
@@ -34,6 +45,8 @@ class grpc_server {
   void serve_cluster(cluster_node& node);
   core::result<void> start();
   std::uint16_t port() const;
+  /// The bound peer port (0 when not clustered).
+  std::uint16_t peer_port() const;
   /// Ends the Watch streams other members hold on this node and refuses new ones (drain).
   void end_watch_streams();
   /// Stops accepting calls and waits up to `timeout_ms` for those in flight.

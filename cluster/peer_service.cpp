@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
+#include <openssl/crypto.h>
 #include <boost/json/parse.hpp>
 
 #include "actors/query_catalog.hpp"
@@ -60,12 +61,50 @@ store::unit_key first_unit(const actors::write_command& c) {
   return {c.space, c.object};
 }
 
+/// True when the caller presented the cluster's peer token (or none is configured: then mutual
+/// TLS, enforced by the server's credentials, is what admits members).
+bool is_member(const grpc::CallbackServerContext* ctx, const std::string& token) {
+  if (token.empty()) {
+    return true;
+  }
+  const auto& md = ctx->client_metadata();
+  auto it = md.find(peer_token_header);
+  if (it == md.end() || it->second.size() != token.size()) {
+    return false;
+  }
+  return CRYPTO_memcmp(it->second.data(), token.data(), token.size()) == 0;
+}
+
+const grpc::Status& not_a_member() {
+  static const grpc::Status st{grpc::StatusCode::UNAUTHENTICATED,
+                               "this port serves cluster members only: present the cluster's "
+                               "peer token (cluster.token) or its TLS certificate"};
+  return st;
+}
+
+/// A unary call from something that is not a member: refused, and nothing else happens.
+grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* ctx) {
+  auto* r = ctx->DefaultReactor();
+  r->Finish(not_a_member());
+  return r;
+}
+
+/// A Watch stream opened by something that is not a member.
+class refused_watch final : public grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent> {
+ public:
+  refused_watch() { Finish(not_a_member()); }
+  void OnDone() override { delete this; }
+};
+
 class peer_service final : public v1::Peer::CallbackService {
  public:
   peer_service(cluster_node& node, actors::runtime& rt) : node_(node), rt_(rt) {}
 
   grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* ctx, const v1::StatusRequest*,
                                    v1::StatusReply* reply) override {
+    if (!is_member(ctx, node_.options().auth.token)) {
+      return refuse(ctx);
+    }
     auto s = rt_.stats();
     reply->set_id(node_.self_id());
     reply->set_version(node_.options().version);
@@ -88,6 +127,9 @@ class peer_service final : public v1::Peer::CallbackService {
 
   grpc::ServerUnaryReactor* Apply(grpc::CallbackServerContext* ctx, const v1::ApplyRequest* req,
                                   v1::ApplyReply* reply) override {
+    if (!is_member(ctx, node_.options().auth.token)) {
+      return refuse(ctx);
+    }
     auto* r = ctx->DefaultReactor();
     actors::write_command cmd;
     cmd.kind = from_proto(req->kind());
@@ -126,6 +168,9 @@ class peer_service final : public v1::Peer::CallbackService {
   grpc::ServerUnaryReactor* Connections(grpc::CallbackServerContext* ctx,
                                         const v1::ConnectionsRequest* req,
                                         v1::ConnectionsReply* reply) override {
+    if (!is_member(ctx, node_.options().auth.token)) {
+      return refuse(ctx);
+    }
     auto local = rt_.local_connections(
         core::health_scope{req->tenant(), req->remote_address(), req->subject()});
     for (auto& c : local) {
@@ -155,6 +200,9 @@ class peer_service final : public v1::Peer::CallbackService {
   grpc::ServerUnaryReactor* SpaceExists(grpc::CallbackServerContext* ctx,
                                         const v1::SpaceRequest* req,
                                         v1::SpaceReply* reply) override {
+    if (!is_member(ctx, node_.options().auth.token)) {
+      return refuse(ctx);
+    }
     reply->set_exists(rt_.has_local_space(req->space()));
     auto* r = ctx->DefaultReactor();
     r->Finish(grpc::Status::OK);
@@ -163,6 +211,9 @@ class peer_service final : public v1::Peer::CallbackService {
 
   grpc::ServerUnaryReactor* Control(grpc::CallbackServerContext* ctx, const v1::ControlRequest* req,
                                     v1::ControlReply* reply) override {
+    if (!is_member(ctx, node_.options().auth.token)) {
+      return refuse(ctx);
+    }
     auto* r = ctx->DefaultReactor();
     auto who = core::principal_from_json(req->principal());
     if (!who) {
@@ -514,11 +565,15 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
 
 class owner_service final : public v1::QueryOwner::CallbackService {
  public:
-  owner_service(actors::runtime& rt, std::size_t max_bytes, std::size_t max_message)
-      : rt_(rt), max_bytes_(max_bytes), max_message_(max_message) {}
+  owner_service(actors::runtime& rt, std::size_t max_bytes, std::size_t max_message,
+                std::string token)
+      : rt_(rt), max_bytes_(max_bytes), max_message_(max_message), token_(std::move(token)) {}
 
   grpc::ServerBidiReactor<v1::WatchRequest, v1::WatchEvent>* Watch(
-      grpc::CallbackServerContext*) override {
+      grpc::CallbackServerContext* ctx) override {
+    if (!is_member(ctx, token_)) {
+      return new refused_watch;
+    }
     return new watch_session(rt_, max_bytes_, max_message_, registry_);
   }
 
@@ -528,6 +583,7 @@ class owner_service final : public v1::QueryOwner::CallbackService {
   actors::runtime& rt_;
   std::size_t max_bytes_;
   std::size_t max_message_;
+  std::string token_;
   stream_registry registry_;
 };
 
@@ -535,8 +591,9 @@ class owner_service final : public v1::QueryOwner::CallbackService {
 
 peer_services make_peer_services(cluster_node& node, actors::runtime& rt) {
   peer_services out;
-  auto owner = std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes,
-                                               node.options().max_message_bytes);
+  auto owner =
+      std::make_unique<owner_service>(rt, node.options().max_stream_queue_bytes,
+                                      node.options().max_message_bytes, node.options().auth.token);
   auto* o = owner.get();
   out.end_watch_streams = [o] { o->end_all(); };
   out.services.push_back(std::make_unique<peer_service>(node, rt));

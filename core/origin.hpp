@@ -29,7 +29,8 @@ struct origin_policy {
 ///   the request's own origin or to a normalized policy.allowed_origins entry.
 /// The request's own origin is `scheme://host_header`, normalized the same way; `scheme` is the
 /// transport's ("http" or "https", any case), or the one a trusted proxy reports (the gateway
-/// decides which). With another scheme or an empty/unparsable Host, same-origin cannot hold and only the allowed list counts.
+/// decides which). With another scheme or an empty/unparsable Host, same-origin cannot hold and
+/// only the allowed list counts.
 bool origin_allowed(std::string_view scheme, std::string_view host_header,
                     std::optional<std::string_view> origin, const origin_policy& policy);
 

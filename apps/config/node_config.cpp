@@ -460,13 +460,14 @@ result<void> read_auth(std::string_view file, const json::object& root, auth_set
 }
 
 result<void> read_node(std::string_view file, const json::object& root, node_config& cfg) {
-  auto s =
-      open_section(file, root, "node", {"http", "grpc", "dataDir", "ioThreads", "actorThreads"});
+  auto s = open_section(file, root, "node",
+                        {"http", "grpc", "peer", "dataDir", "ioThreads", "actorThreads"});
   if (!s) {
     return std::move(s).error();
   }
   WEIR_TRY(read_endpoint(*s, "http", cfg.http_address, cfg.http_port));
   WEIR_TRY(read_endpoint(*s, "grpc", cfg.grpc_address, cfg.grpc_port));
+  WEIR_TRY(read_endpoint(*s, "peer", cfg.peer_address, cfg.peer_port));
   auto dir = s->text("dataDir");
   if (!dir) {
     return std::move(dir).error();
@@ -492,12 +493,64 @@ bool endpoint_ok(std::string_view text) {
 }
 
 result<void> read_cluster(std::string_view file, const json::object& root, cluster_settings& c) {
-  auto s =
-      open_section(file, root, "cluster",
-                   {"nodeId", "members", "heartbeatIntervalMs", "suspectAfterMs", "downAfterMs",
-                    "ownerUnavailableErrorMs", "forwardTimeoutMs", "maxStreamQueueBytes"});
+  auto s = open_section(file, root, "cluster",
+                        {"nodeId", "members", "heartbeatIntervalMs", "suspectAfterMs",
+                         "downAfterMs", "ownerUnavailableErrorMs", "forwardTimeoutMs",
+                         "maxStreamQueueBytes", "token", "tokenFile", "tls"});
   if (!s) {
     return std::move(s).error();
+  }
+  // Peer authentication: a shared token, mutual TLS, or both.
+  {
+    auto token = s->text("token");
+    auto token_file = s->text("tokenFile");
+    if (!token) {
+      return std::move(token).error();
+    }
+    if (!token_file) {
+      return std::move(token_file).error();
+    }
+    if (*token && *token_file) {
+      return config_error(file, "cluster.tokenFile", "give token or tokenFile, not both");
+    }
+    if (*token) {
+      c.token = **token;
+    } else if (*token_file) {
+      auto t = read_named_file(file, "cluster.tokenFile", **token_file);
+      if (!t) {
+        return std::move(t).error();
+      }
+      c.token = std::move(*t);
+      while (!c.token.empty() && (c.token.back() == '\n' || c.token.back() == '\r')) {
+        c.token.pop_back();
+      }
+    }
+    if (!c.token.empty() && c.token.size() < 32) {
+      return config_error(file, *token ? "cluster.token" : "cluster.tokenFile",
+                          "the peer token must be at least 32 bytes (use a random one)");
+    }
+    if (s->obj != nullptr && s->get("tls") != nullptr) {
+      auto t = open_section(file, *s->obj, "tls", {"certFile", "keyFile", "caFile"}, "cluster.tls");
+      if (!t) {
+        return std::move(t).error();
+      }
+      for (auto [key, out] :
+           {std::pair{"certFile", &c.tls.cert_pem}, std::pair{"keyFile", &c.tls.key_pem},
+            std::pair{"caFile", &c.tls.ca_pem}}) {
+        auto name = t->text(key);
+        if (!name) {
+          return std::move(name).error();
+        }
+        if (!*name) {
+          return config_error(file, t->path(key), "is required");
+        }
+        auto pem = read_named_file(file, t->path(key), **name);
+        if (!pem) {
+          return std::move(pem).error();
+        }
+        *out = std::move(*pem);
+      }
+    }
   }
   auto id = s->text("nodeId");
   if (!id) {
@@ -519,19 +572,19 @@ result<void> read_cluster(std::string_view file, const json::object& root, clust
   if (const json::value* m = s->get("members")) {
     if (!m->is_array()) {
       return config_error(file, "cluster.members",
-                          "must be a list of {id, grpc: \"host:port\", http: \"host:port\"}");
+                          "must be a list of {id, peer: \"host:port\", http: \"host:port\"}");
     }
     std::size_t i = 0;
     for (const auto& v : m->get_array()) {
       auto where = "cluster.members[" + std::to_string(i++) + "]";
       json::object holder;
       holder[where] = v;
-      auto ms = open_section(file, holder, where, {"id", "grpc", "http"});
+      auto ms = open_section(file, holder, where, {"id", "peer", "http"});
       if (!ms) {
         return std::move(ms).error();
       }
       cluster_member member;
-      for (auto [key, out] : {std::pair{"id", &member.id}, std::pair{"grpc", &member.grpc},
+      for (auto [key, out] : {std::pair{"id", &member.id}, std::pair{"peer", &member.peer},
                               std::pair{"http", &member.http}}) {
         auto t = ms->text(key);
         if (!t) {
@@ -728,6 +781,12 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
   if (c.members.size() > 64) {
     return bad("at most 64 members are supported");
   }
+  if (c.token.empty() && !c.tls.enabled()) {
+    // The peer services apply writes and drive connections: nobody else may call them.
+    return bad(
+        "members must authenticate each other: set cluster.token (or tokenFile) to a "
+        "shared secret of at least 32 bytes, or cluster.tls for mutual TLS");
+  }
   if (c.node_id.empty() && require_node_id) {
     return bad("members are listed but this node's nodeId (--node-id) is not set");
   }
@@ -737,8 +796,8 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
     if (m.id.empty() || m.id.size() > 128 || m.id.find_first_of(" \t\r\n/@") != std::string::npos) {
       return bad("member id '" + m.id + "' must be 1..128 characters without spaces, '/' or '@'");
     }
-    if (!endpoint_ok(m.grpc) || !endpoint_ok(m.http)) {
-      return bad("member '" + m.id + "' needs grpc and http as \"host:port\" with a port 1..65535");
+    if (!endpoint_ok(m.peer) || !endpoint_ok(m.http)) {
+      return bad("member '" + m.id + "' needs peer and http as \"host:port\" with a port 1..65535");
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (c.members[j].id == m.id) {
@@ -757,7 +816,7 @@ core::result<cluster_member> parse_member_flag(std::string_view text) {
   auto bad = [&] {
     return make_error(
         std::string(config_invalid),
-        "--member wants ID=GRPC_HOST:PORT,HTTP_HOST:PORT, got '" + std::string(text) + "'");
+        "--member wants ID=PEER_HOST:PORT,HTTP_HOST:PORT, got '" + std::string(text) + "'");
   };
   auto eq = text.find('=');
   auto comma = text.find(',', eq == std::string_view::npos ? 0 : eq);
@@ -767,7 +826,7 @@ core::result<cluster_member> parse_member_flag(std::string_view text) {
   cluster_member m{std::string(text.substr(0, eq)),
                    std::string(text.substr(eq + 1, comma - eq - 1)),
                    std::string(text.substr(comma + 1))};
-  if (!endpoint_ok(m.grpc) || !endpoint_ok(m.http)) {
+  if (!endpoint_ok(m.peer) || !endpoint_ok(m.http)) {
     return bad();
   }
   return m;

@@ -59,7 +59,7 @@ struct windowed_settings {
 /// One member of a cluster, as configured (YAML `cluster.members[]`, or `--member`).
 struct cluster_member {
   std::string id;    ///< stable node id (in Kubernetes: the StatefulSet pod name)
-  std::string grpc;  ///< "host:port" peers and backends reach its gRPC on
+  std::string peer;  ///< "host:port" other members reach its peer listener (node.peer) on
   std::string http;  ///< "host:port" clients reach its HTTP on (reported by /cluster/health)
 };
 
@@ -78,17 +78,25 @@ struct cluster_settings {
   /// maxStreamQueueBytes, 64 KiB..1 GiB: what an owner queues on one gateway's stream before it
   /// resyncs that gateway's watches with a snapshot instead of buffering more.
   std::size_t max_stream_queue_bytes = 8 << 20;
+  /// token / tokenFile: the shared secret members present to each other (≥ 32 bytes).
+  std::string token;
+  /// tls: mutual TLS between members (PEM texts read from certFile, keyFile, caFile).
+  struct tls_files {
+    std::string cert_pem, key_pem, ca_pem;
+    bool enabled() const { return !cert_pem.empty(); }
+  } tls;
 
   bool clustered() const { return !members.empty(); }
 };
 
-/// Checks the member list (unique ids, valid endpoints) and that `node_id` is one of them. The
+/// Checks the member list (unique ids, valid endpoints), that `node_id` is one of them, and that
+/// members authenticate each other (token or tls). The
 /// file may leave `nodeId` out (in Kubernetes every pod shares one file and passes its own name
 /// as --node-id): loading checks with `require_node_id` false, `weir serve` again with true once
 /// the flags are applied.
 core::result<void> validate_cluster(const cluster_settings& c, bool require_node_id = true);
 
-/// Parses a `--member ID=GRPC_HOST:PORT,HTTP_HOST:PORT` flag value.
+/// Parses a `--member ID=PEER_HOST:PORT,HTTP_HOST:PORT` flag value.
 core::result<cluster_member> parse_member_flag(std::string_view text);
 
 /// Who callers are and what the hubs require of them (YAML section `auth`, and `spaces`).
@@ -109,12 +117,15 @@ struct auth_settings {
 struct node_config {
   std::string http_address = "127.0.0.1";  ///< node.http "host:port" (IPv6 as "[::1]:8080")
   std::uint16_t http_port = 8080;          ///< 0 = pick a free one
-  std::string grpc_address = "127.0.0.1";  ///< node.grpc "host:port"
+  std::string grpc_address = "127.0.0.1";  ///< node.grpc "host:port": weir.v1.Data for backends
   std::uint16_t grpc_port = 9090;          ///< 0 = pick a free one
-  std::string data_dir = "./weir-data";    ///< node.dataDir
-  int io_threads = 1;                      ///< node.ioThreads, 1..256
-  int actor_threads = 2;                   ///< node.actorThreads, 1..256
-  std::size_t max_body_bytes = 1 << 20;    ///< http.maxBodyBytes, 1..256 MiB: write API body cap
+  /// node.peer "host:port": the member-to-member services (cluster only; never for clients).
+  std::string peer_address = "127.0.0.1";
+  std::uint16_t peer_port = 9091;
+  std::string data_dir = "./weir-data";  ///< node.dataDir
+  int io_threads = 1;                    ///< node.ioThreads, 1..256
+  int actor_threads = 2;                 ///< node.actorThreads, 1..256
+  std::size_t max_body_bytes = 1 << 20;  ///< http.maxBodyBytes, 1..256 MiB: write API body cap
   /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
   std::size_t store_queue_capacity = 4096;
   /// store.maxPendingWritesPerUnit, 1..1000000: writes of one unit applied but not yet durable;

@@ -26,22 +26,29 @@ class cluster3 {
  public:
   static constexpr int n = 3;
 
+  /// The members' shared peer token (cluster.token), unless a test configures its own peer
+  /// authentication.
+  static constexpr const char* peer_token = "test-peer-token-0123456789abcdef0123456789";
+
   /// `cluster_yaml`: extra keys of the `cluster` section, each line indented by two spaces.
-  explicit cluster3(const std::string& cluster_yaml = "") {
+  /// `with_token`: members authenticate with peer_token (else `cluster_yaml` must say how).
+  explicit cluster3(const std::string& cluster_yaml = "", bool with_token = true) {
     for (int i = 0; i < n; ++i) {
       http_.push_back(free_port());
       grpc_.push_back(free_port());
+      peer_.push_back(free_port());
     }
     std::string members = "  members:\n";
     for (int i = 0; i < n; ++i) {
-      members += "    - { id: " + ids_[i] + ", grpc: \"127.0.0.1:" + std::to_string(grpc_[i]) +
+      members += "    - { id: " + ids_[i] + ", peer: \"127.0.0.1:" + std::to_string(peer_[i]) +
                  "\", http: \"127.0.0.1:" + std::to_string(http_[i]) + "\" }\n";
     }
     for (int i = 0; i < n; ++i) {
       std::ofstream f{config(i)};
       f << "node:\n  http: \"127.0.0.1:" << http_[i] << "\"\n  grpc: \"127.0.0.1:" << grpc_[i]
-        << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
+        << "\"\n  peer: \"127.0.0.1:" << peer_[i] << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
         << members << "  heartbeatIntervalMs: 100\n  suspectAfterMs: 400\n  downAfterMs: 1000\n"
+        << (with_token ? std::string{"  token: \""} + peer_token + "\"\n" : std::string{})
         << cluster_yaml << default_queries_yaml();
     }
     procs_.resize(n);
@@ -79,6 +86,7 @@ class cluster3 {
 
   std::uint16_t port(int i) const { return http_[i]; }
   std::uint16_t grpc_port(int i) const { return grpc_[i]; }
+  std::uint16_t peer_port(int i) const { return peer_[i]; }
   const std::string& id(int i) const { return ids_[i]; }
 
   /// An object id in space "t" whose unit node `i` owns.
@@ -143,9 +151,8 @@ class cluster3 {
  private:
   temp_dir dir_;
   std::array<std::string, n> ids_{"a", "b", "c"};
-  std::vector<std::uint16_t> http_, grpc_;
+  std::vector<std::uint16_t> http_, grpc_, peer_;
   std::vector<std::unique_ptr<weir_process>> procs_;
 };
-
 
 }  // namespace weir::test

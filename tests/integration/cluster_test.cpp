@@ -17,10 +17,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include "apps/config/node_config.hpp"
+#include "cluster_support.hpp"
 #include "core/query_definition.hpp"
 #include "core/rendezvous.hpp"
 #include "process_support.hpp"
-#include "cluster_support.hpp"
 #include "sse_test_support.hpp"
 #include "test_support.hpp"
 #include "weir/v1/data.grpc.pb.h"
@@ -461,10 +461,11 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
-  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.grpc_port(c)),
+  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.peer_port(c)),
                                            grpc::InsecureChannelCredentials(), args);
   auto stub = weir::v1::QueryOwner::NewStub(channel);
   grpc::ClientContext ctx;
+  ctx.AddMetadata("x-weir-peer-token", cluster3::peer_token);  // this test plays a member
   ctx.set_deadline(std::chrono::system_clock::now() + 60s);
   auto stream = stub->Watch(&ctx);
   weir::v1::WatchRequest open;
@@ -479,6 +480,7 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   // A gateway whose definition of the query differs is refused, not served a mix.
   {
     grpc::ClientContext other;
+    other.AddMetadata("x-weir-peer-token", cluster3::peer_token);
     auto mismatched = stub->Watch(&other);
     auto wrong = open;
     wrong.mutable_open()->set_definition("0000000000000000");
@@ -537,10 +539,11 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   // A gateway that goes away while the owner still has writes queued for it: its replica is
   // released (and the stream finished, so the owner's shutdown does not wait for it).
   {
-    auto gone_channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.grpc_port(c)),
+    auto gone_channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(cl.peer_port(c)),
                                                   grpc::InsecureChannelCredentials(), args);
     auto gone_stub = weir::v1::QueryOwner::NewStub(gone_channel);
     grpc::ClientContext gone;
+    gone.AddMetadata("x-weir-peer-token", cluster3::peer_token);
     auto stalled = gone_stub->Watch(&gone);
     open.set_watch_id(8);
     ASSERT_TRUE(stalled->Write(open));

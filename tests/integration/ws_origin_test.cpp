@@ -28,8 +28,8 @@ TEST(WsOrigin, ACrossSiteUpgradeIsRefusedEverywhere) {
     EXPECT_NE(r.body.find("request.origin_forbidden"), std::string::npos) << r.body;
   }
   // The page's own origin, and clients without an Origin, are served.
-  ws_client same{port, "/.cratis/queries/ws",
-                 {{"Origin", "http://127.0.0.1:" + std::to_string(port)}}};
+  ws_client same{
+      port, "/.cratis/queries/ws", {{"Origin", "http://127.0.0.1:" + std::to_string(port)}}};
   same.expect_connected();
   ws_client tool{port};
   tool.expect_connected();
@@ -58,10 +58,10 @@ TEST(WsOrigin, ATrustedProxysForwardedProtoDecidesTheScheme) {
   auto behind_proxy = start_node(dir2.path(), "http: { trustedProxies: [\"127.0.0.1\"] }\n");
   ASSERT_TRUE(behind_proxy);
   auto port2 = behind_proxy->http_port();
-  ws_client page{port2,
-                 "/.cratis/queries/ws",
-                 {{"Origin", "https://127.0.0.1:" + std::to_string(port2)},
-                  {"X-Forwarded-Proto", "https"}}};
+  ws_client page{
+      port2,
+      "/.cratis/queries/ws",
+      {{"Origin", "https://127.0.0.1:" + std::to_string(port2)}, {"X-Forwarded-Proto", "https"}}};
   page.expect_connected();
 }
 

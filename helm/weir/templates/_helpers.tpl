@@ -31,7 +31,7 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
-{{/* The ports of both Services. */}}
+{{/* The ports of both Services: HTTP and weir.v1.Data (the headless one adds the peer port). */}}
 {{- define "weir.servicePorts" -}}
 - name: http
   port: {{ .Values.ports.http }}
@@ -41,4 +41,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   port: {{ .Values.ports.grpc }}
   targetPort: grpc
   protocol: TCP
+{{- end }}
+
+{{/* The Secret holding the members' shared token (key `token`). */}}
+{{- define "weir.peerSecretName" -}}
+{{- .Values.peerAuth.existingSecret | default (printf "%s-peer" (include "weir.fullname" .)) }}
 {{- end }}

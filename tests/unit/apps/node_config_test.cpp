@@ -407,16 +407,18 @@ TEST(NodeConfigStoreTest, UnitBoundsAreConfigurable) {
 }  // namespace
 TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
   const std::string members = R"(
+  token: "0123456789abcdef0123456789abcdef"
   members:
-    - { id: weir-0, grpc: "weir-0.h:9090", http: "weir-0.h:8080" }
-    - { id: weir-1, grpc: "weir-1.h:9090", http: "weir-1.h:8080" }
+    - { id: weir-0, peer: "weir-0.h:9091", http: "weir-0.h:8080" }
+    - { id: weir-1, peer: "weir-1.h:9091", http: "weir-1.h:8080" }
 )";
   // Without nodeId: what every pod of the chart shares; --node-id completes it.
   auto shared =
       load_config_text("cluster:" + members + "  heartbeatIntervalMs: 100\n", "weir.yaml");
   ASSERT_TRUE(shared) << shared.error().message;
   EXPECT_EQ(shared->cluster.members.size(), 2u);
-  EXPECT_EQ(shared->cluster.members[1].grpc, "weir-1.h:9090");
+  EXPECT_EQ(shared->cluster.members[1].peer, "weir-1.h:9091");
+  EXPECT_EQ(shared->cluster.token, "0123456789abcdef0123456789abcdef");
   EXPECT_EQ(shared->cluster.heartbeat_interval_ms, 100);
   EXPECT_FALSE(validate_cluster(shared->cluster));  // serve needs its id
   shared->cluster.node_id = "weir-1";
@@ -432,13 +434,26 @@ TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
   };
   EXPECT_NE(bad("cluster:\n  nodeId: other" + members).find("not one of the members"),
             std::string::npos);
-  EXPECT_NE(bad("cluster:\n  members:\n    - { id: a, grpc: \"h:1\", http: \"h:2\" }\n"
-                "    - { id: a, grpc: \"h:3\", http: \"h:4\" }\n")
-                .find("listed twice"),
+  const std::string token = "  token: \"0123456789abcdef0123456789abcdef\"\n";
+  EXPECT_NE(
+      bad("cluster:\n" + token + "  members:\n    - { id: a, peer: \"h:1\", http: \"h:2\" }\n" +
+          "    - { id: a, peer: \"h:3\", http: \"h:4\" }\n")
+          .find("listed twice"),
+      std::string::npos);
+  EXPECT_NE(bad("cluster:\n" + token + "  members:\n    - { id: a, peer: \"h\", http: \"h:2\" }\n")
+                .find("host:port"),
+            std::string::npos);
+  // Members must authenticate each other, with a token long enough to be a secret.
+  EXPECT_NE(bad("cluster:\n  members:\n    - { id: a, peer: \"h:1\", http: \"h:2\" }\n")
+                .find("authenticate each other"),
             std::string::npos);
   EXPECT_NE(
-      bad("cluster:\n  members:\n    - { id: a, grpc: \"h\", http: \"h:2\" }\n").find("host:port"),
+      bad("cluster:\n  token: short\n  members:\n    - { id: a, peer: \"h:1\", http: \"h:2\" }\n")
+          .find("at least 32 bytes"),
       std::string::npos);
+  EXPECT_NE(bad("cluster:\n  tls: { certFile: /nonexistent.crt, keyFile: k, caFile: c }\n")
+                .find("cannot read"),
+            std::string::npos);
   EXPECT_NE(bad("cluster:\n  suspectAfterMs: 500\n  downAfterMs: 400\n").find("downAfterMs"),
             std::string::npos);
   EXPECT_NE(bad("cluster:\n  nodeId: lonely\n").find("no members"), std::string::npos);
@@ -448,7 +463,7 @@ TEST(NodeConfigTest, MemberFlagParses) {
   auto m = parse_member_flag("n1=127.0.0.1:9101,127.0.0.1:8101");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->id, "n1");
-  EXPECT_EQ(m->grpc, "127.0.0.1:9101");
+  EXPECT_EQ(m->peer, "127.0.0.1:9101");
   EXPECT_EQ(m->http, "127.0.0.1:8101");
   EXPECT_FALSE(parse_member_flag("n1=127.0.0.1:9101"));
   EXPECT_FALSE(parse_member_flag("=127.0.0.1:9101,127.0.0.1:8101"));
