@@ -52,6 +52,12 @@ class budget {
     return total_;
   }
 
+  /// Changes the per-caller cap (units already taken stay taken).
+  void set_per_caller_limit(std::size_t limit) {
+    std::lock_guard lock{mu_};
+    per_caller_limit_ = limit;
+  }
+
  private:
   mutable std::mutex mu_;
   std::size_t global_limit_;

@@ -103,6 +103,8 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.port = p->cfg.http_port;
   ho.io_threads = p->cfg.io_threads;
   ho.max_body_bytes = p->cfg.max_body_bytes;
+  ho.max_connections = p->cfg.max_connections;
+  ho.max_connections_per_client = p->cfg.max_connections_per_client;
   ho.allowed_origins = p->cfg.hub.allowed_origins;
   ho.allow_null_origin = p->cfg.hub.allow_null_origin;
   ho.windowed_keep_alive_ms = p->cfg.windowed.keep_alive_ms;

@@ -207,6 +207,9 @@ core::result<void> grpc_server::start() {
   auto addr = listen_address(o.address, o.port);
   b.AddListeningPort(addr, grpc::InsecureServerCredentials(), &impl_->port);
   b.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  // Calls in flight per client connection: each is a write waiting for its owner, so a backend
+  // cannot queue an unbounded number of them (beyond it gRPC holds the stream back).
+  b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
   b.RegisterService(impl_->data.get());
   impl_->server = b.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {

@@ -31,9 +31,39 @@ struct http_server::impl {
         });
         return;
       }
-      std::make_shared<http_session>(std::move(s), ctx)->run();
+      admit(std::move(s));
       do_accept();
     });
+  }
+
+  /// Starts a session for `s`, or, over the connection budget, answers 503 and closes it.
+  void admit(tcp::socket s) {
+    beast::error_code ec;
+    auto peer = s.remote_endpoint(ec);
+    if (ec) {
+      return;  // already gone
+    }
+    auto address = peer.address().to_string();
+    auto slot = ctx.admit_connection(address, core::is_trusted(ctx.opts.trusted_proxies, address));
+    if (!slot) {
+      // Written without reading the request: the client learns why and when to come back.
+      static const std::string body =
+          R"({"error":{"code":"server.overloaded","message":"too many connections; retry shortly"}})";
+      static const std::string answer =
+          "HTTP/1.1 503 Service Unavailable\r\nServer: weir\r\nContent-Type: application/json\r\n"
+          "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
+      auto sock = std::make_shared<tcp::socket>(std::move(s));
+      asio::async_write(*sock, asio::buffer(answer), [sock](beast::error_code, std::size_t) {
+        beast::error_code ignore;
+        sock->shutdown(tcp::socket::shutdown_both, ignore);
+        sock->close(ignore);
+      });
+      return;
+    }
+    auto session = std::make_shared<http_session>(std::move(s), ctx);
+    session->hold(std::move(slot));
+    session->run();
   }
 
   server_context ctx;

@@ -24,6 +24,11 @@ struct http_options {
   std::uint16_t port = 8080;  ///< 0 picks a free port (see port())
   int io_threads = 1;
   std::size_t max_body_bytes = 1 << 20;
+  /// Open TCP connections the node accepts (every kind: plain requests, hubs, streams); beyond
+  /// it a new one is answered 503 and closed.
+  std::size_t max_connections = 10000;
+  /// …of them from one client address (trusted proxies excepted).
+  std::size_t max_connections_per_client = 1000;
   /// Browser origins trusted besides the request's own (arc-hub §8; `query.allowedOrigins`).
   std::vector<std::string> allowed_origins;
   bool allow_null_origin = false;  ///< `Origin: null` (sandboxed pages, file://) trusted

@@ -182,7 +182,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
     }
     if (path == ws_hub_path) {
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, correlation_, id_)
+      handed_over<ws_hub_session>(stream_.release_socket(), ctx_, correlation_, id_)
           ->run(std::move(req));
       return;
     }
@@ -197,7 +197,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
       target.request.caller = caller_of(id_);
       target.request.who = id_.who;
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(stream_.release_socket(), ctx_, std::move(target), id_)
+      handed_over<ws_hub_session>(stream_.release_socket(), ctx_, std::move(target), id_)
           ->run(std::move(req));
       return;
     }
@@ -210,7 +210,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
       parsed->direct.caller = caller_of(id_);
       parsed->direct.who = id_.who;
       stream_.expires_never();
-      std::make_shared<ws_hub_session>(
+      handed_over<ws_hub_session>(
           stream_.release_socket(), ctx_,
           direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused},
           id_)
@@ -279,7 +279,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
       }
       parsed->direct.caller = caller_of(id_);
       parsed->direct.who = id_.who;
-      std::make_shared<sse_hub_session>(
+      handed_over<sse_hub_session>(
           std::move(stream_), ctx_, id_.client, version_,
           direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt})
           ->run();
@@ -394,8 +394,7 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
     direct_target target{nullptr, {}, scope, correlation_, std::nullopt};
     target.request.caller = caller_of(id_);
     target.request.who = id_.who;
-    std::make_shared<sse_hub_session>(std::move(stream_), ctx_, id_.client, version_,
-                                      std::move(target))
+    handed_over<sse_hub_session>(std::move(stream_), ctx_, id_.client, version_, std::move(target))
         ->run();
     return;
   }
@@ -565,8 +564,8 @@ void http_session::windowed_in_space(std::string body, windowed_route route) {
         rule && !rule->read.anonymous()) {
       expires_at = id_.who->expires_at;
     }
-    std::make_shared<windowed_stream_session>(std::move(stream_), ctx_, version_, correlation_,
-                                              std::move(req), std::move(caller), expires_at)
+    handed_over<windowed_stream_session>(std::move(stream_), ctx_, version_, correlation_,
+                                         std::move(req), std::move(caller), expires_at)
         ->run();
     return;
   }
@@ -644,8 +643,8 @@ void http_session::handle_sse(http::request<http::string_body>& req, std::string
       respond_empty(auth_status(*e));
     } else {
       // The stream takes the connection over; this session ends here.
-      auto stream = std::make_shared<sse_hub_session>(std::move(stream_), ctx_, id_.client,
-                                                      correlation_, version_);
+      auto stream = handed_over<sse_hub_session>(std::move(stream_), ctx_, id_.client, correlation_,
+                                                 version_);
       stream->set_principal(id_.who);
       stream->set_user_agent(
           std::string{header(req, http::field::user_agent).value_or(std::string_view{})});

@@ -19,6 +19,9 @@ namespace weir::gateway {
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
   http_session(tcp::socket&& socket, server_context& ctx);
+  /// The connection's slot in the node's connection budget, until a stream session takes the
+  /// socket (and the slot with it).
+  void hold(std::shared_ptr<const void> slot) { slot_ = std::move(slot); }
   void run();
 
  private:
@@ -72,6 +75,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // A windowed `…/query` snapshot in progress: its subscription and the sink of its answer.
   std::unique_ptr<actors::windowed_query> windowed_;
   std::shared_ptr<actors::windowed_sink> windowed_sink_;
+  std::shared_ptr<const void> slot_;
+
+  /// A session that takes this connection over: it gets the connection's budget slot.
+  template <class S, class... Args>
+  std::shared_ptr<S> handed_over(Args&&... args) {
+    auto s = std::make_shared<S>(std::forward<Args>(args)...);
+    s->connection_slot = std::move(slot_);
+    return s;
+  }
 };
 
 }  // namespace weir::gateway

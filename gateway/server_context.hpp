@@ -36,6 +36,9 @@ class closable {
   virtual ~closable() = default;
   /// Asks the session to close for shutdown (thread-safe).
   virtual void shut_down() = 0;
+  /// The connection's place in the node's connection budget (http.maxConnections…): held by
+  /// whichever session owns the socket, released with it.
+  std::shared_ptr<const void> connection_slot;
 };
 
 struct server_context {
@@ -61,6 +64,38 @@ struct server_context {
     return sessions.size();
   }
 
+  /// Admits one TCP connection from `peer` under http.maxConnections and, unless the peer is a
+  /// trusted proxy (its clients share its address), http.maxConnectionsPerClient. Null when
+  /// over either: the caller answers 503 and closes. The slot returns the unit when destroyed.
+  std::shared_ptr<const void> admit_connection(const std::string& peer, bool trusted_proxy) {
+    std::lock_guard lock{conn_mu};
+    if (open_connections >= opts.max_connections) {
+      return nullptr;
+    }
+    std::string key = trusted_proxy ? std::string{} : peer;
+    if (!key.empty()) {
+      auto& n = per_client[key];
+      if (n >= opts.max_connections_per_client) {
+        if (n == 0) {
+          per_client.erase(key);
+        }
+        return nullptr;
+      }
+      ++n;
+    }
+    ++open_connections;
+    // Owns nothing: the deleter is what matters (it returns the unit).
+    return std::shared_ptr<const void>(this, [this, key = std::move(key)](const void*) {
+      std::lock_guard lock{conn_mu};
+      --open_connections;
+      if (!key.empty()) {
+        if (auto it = per_client.find(key); it != per_client.end() && --it->second == 0) {
+          per_client.erase(it);
+        }
+      }
+    });
+  }
+
   // SSE hub connections by connection id, for the control POSTs (arc-hub §8 step 4).
   void add_sse(const std::string& id, const std::shared_ptr<sse_hub_session>& s) {
     std::lock_guard lock{sse_mu};
@@ -82,6 +117,9 @@ struct server_context {
  private:
   std::mutex sse_mu;
   std::unordered_map<std::string, std::weak_ptr<sse_hub_session>> sse;
+  std::mutex conn_mu;
+  std::size_t open_connections = 0;
+  std::unordered_map<std::string, std::size_t> per_client;
 };
 
 }  // namespace weir::gateway

@@ -290,7 +290,10 @@ bool ws_hub_session::parse_frames() {
     switch (h.op) {
       case wsf::opcode::ping:
         if (!closing_) {
-          control_out_ += wsf::encode_server_frame(wsf::opcode::pong, data);
+          // RFC 6455 §5.5.3: a Pong may answer only the most recent Ping. Keeping just that one
+          // bounds what a client that pings and never reads can make this session hold (one
+          // control frame, at most 127 bytes), whatever the number of Pings.
+          control_out_ = wsf::encode_server_frame(wsf::opcode::pong, data);
           if (!writing_) {
             do_write();
           }

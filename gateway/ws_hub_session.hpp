@@ -94,8 +94,8 @@ class ws_hub_session : public actors::frame_sink,
   bool discard_input_ = false;  // after a protocol error or the peer's close
   bool peer_closed_ = false;
   outbound_queue queue_;
-  std::string control_out_;        // pongs waiting for the next write
-  std::string control_in_flight_;  // pongs in the write in flight
+  std::string control_out_;        // the Pong to the latest Ping, for the next write (one)
+  std::string control_in_flight_;  // the Pong in the write in flight
   std::vector<asio::const_buffer> write_buffers_;
   std::string headers_;  // frame headers of the batch in flight, 10 bytes per frame
   bool writing_ = false;

@@ -2,6 +2,7 @@
 // query parser in core/ already speaks), then section-by-section validation with strict keys.
 #include "apps/config/node_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <initializer_list>
@@ -713,11 +714,16 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_node(file, root, cfg));
   {
-    auto s = open_section(file, root, "http", {"maxBodyBytes", "trustedProxies"});
+    auto s = open_section(
+        file, root, "http",
+        {"maxBodyBytes", "trustedProxies", "maxConnections", "maxConnectionsPerClient"});
     if (!s) {
       return std::move(s).error();
     }
     WEIR_TRY(assign(*s, "maxBodyBytes", 1, std::int64_t{256} << 20, cfg.max_body_bytes));
+    WEIR_TRY(assign(*s, "maxConnections", 1, 1000000, cfg.max_connections));
+    cfg.max_connections_per_client = std::min(cfg.max_connections_per_client, cfg.max_connections);
+    WEIR_TRY(assign(*s, "maxConnectionsPerClient", 1, 1000000, cfg.max_connections_per_client));
     if (const auto* v = s->get("trustedProxies")) {
       auto bad = [&] {
         return config_error(file, s->path("trustedProxies"),

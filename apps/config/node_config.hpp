@@ -126,6 +126,10 @@ struct node_config {
   int io_threads = 1;                    ///< node.ioThreads, 1..256
   int actor_threads = 2;                 ///< node.actorThreads, 1..256
   std::size_t max_body_bytes = 1 << 20;  ///< http.maxBodyBytes, 1..256 MiB: write API body cap
+  /// http.maxConnections, 1..1000000: open TCP connections (any kind) before new ones get 503.
+  std::size_t max_connections = 10000;
+  /// http.maxConnectionsPerClient, 1..1000000: of them from one client address.
+  std::size_t max_connections_per_client = 1000;
   /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
   std::size_t store_queue_capacity = 4096;
   /// store.maxPendingWritesPerUnit, 1..1000000: writes of one unit applied but not yet durable;

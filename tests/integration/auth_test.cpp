@@ -7,11 +7,13 @@
 #include <chrono>
 #include <thread>
 
+#include <grpcpp/grpcpp.h>
 #include <boost/json.hpp>
 
 #include "sse_test_support.hpp"
 #include "test_support.hpp"
 #include "tests/support/token_signer.hpp"
+#include "weir/v1/data.grpc.pb.h"
 #include "windowed_test_support.hpp"
 
 namespace weir::test {
@@ -151,6 +153,35 @@ TEST(Auth, WriteApiRefusesEachBadCredentialWithItsCode) {
   EXPECT_EQ(
       http(n.port, "PUT", "/v1/spaces/t/objects/o/datasets/items/records/r", R"({"n":1})").status,
       200u);
+}
+
+TEST(Auth, TheDataServiceTakesTheSameTokensAndRules) {
+  auth_node n;
+  ASSERT_TRUE(n.node);
+  auto stub = weir::v1::Data::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(n.node->grpc_port()), grpc::InsecureChannelCredentials()));
+  auto put = [&](const std::string& token) {
+    grpc::ClientContext ctx;
+    if (!token.empty()) {
+      ctx.AddMetadata("authorization", "Bearer " + token);
+    }
+    weir::v1::PutRecordRequest req;
+    req.set_space("private-a");
+    req.set_object_id("o");
+    req.set_dataset("d");
+    req.set_id("r1");
+    req.set_record_json(R"({"n":1})");
+    weir::v1::WriteReply reply;
+    return stub->PutRecord(&ctx, req, &reply);
+  };
+  EXPECT_EQ(put("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(put("x.y.z").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(put(n.token("ada", {}, -5)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  auto no_role = put(n.token("ada"));
+  EXPECT_EQ(no_role.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(no_role.error_message().find("auth.forbidden"), std::string::npos)
+      << no_role.error_message();
+  EXPECT_TRUE(put(n.token("wes", {{"roles", json::array{"writer"}}})).ok());
 }
 
 TEST(Auth, AForgedTenantHeaderIsRefused) {

@@ -31,6 +31,12 @@ class raw_ws {
   }
 
   void send_frame(std::uint8_t b0, std::string_view payload, bool mask = true) {
+    c_.send_all(encode_frame(b0, payload, mask));
+  }
+
+  void send_raw(const std::string& bytes) { c_.send_all(bytes); }
+
+  static std::string encode_frame(std::uint8_t b0, std::string_view payload, bool mask = true) {
     std::string f;
     f.push_back(static_cast<char>(b0));
     auto n = payload.size();
@@ -49,7 +55,7 @@ class raw_ws {
     for (std::size_t i = 0; i < n; ++i) {
       f.push_back(mask ? static_cast<char>(payload[i] ^ key[i & 3]) : payload[i]);
     }
-    c_.send_all(f);
+    return f;
   }
 
   struct frame {
@@ -133,6 +139,35 @@ TEST(WsWire, PingIsAnsweredWithPongCarryingItsPayload) {
   ASSERT_TRUE(pong);
   EXPECT_EQ(pong->opcode, 0xA);
   EXPECT_EQ(pong->payload, "probe");
+}
+
+TEST(WsWire, AClientThatPingsAndNeverReadsCannotGrowTheServersPongs) {
+  // 200,000 Pings (26 MB) from a client that reads nothing: the server's socket buffers fill,
+  // and from then on it keeps only the Pong to the latest Ping (RFC 6455 §5.5.3), instead of
+  // 25 MB of Pongs for a client that may never read them.
+  node_fixture n;
+  ASSERT_TRUE(n.node);
+  raw_ws c{n.port};
+  ASSERT_TRUE(c.next());  // Connected
+  constexpr int pings = 200000;
+  for (int batch = 0; batch < pings / 1000; ++batch) {
+    std::string burst;
+    for (int i = batch * 1000; i < (batch + 1) * 1000; ++i) {
+      auto payload = "ping-" + std::to_string(i);
+      payload.resize(125, '.');
+      burst += raw_ws::encode_frame(0x89, payload);
+    }
+    c.send_raw(burst);
+  }
+  int pongs = 0;
+  std::string last;
+  while (auto f = c.next(2s)) {
+    ASSERT_EQ(f->opcode, 0xA);
+    ++pongs;
+    last = f->payload;
+  }
+  EXPECT_EQ(last.substr(0, last.find('.')), "ping-" + std::to_string(pings - 1));
+  EXPECT_LT(pongs, pings / 2) << "every Pong was kept";
 }
 
 TEST(WsWire, FragmentedMessagesAreReassembled) {
