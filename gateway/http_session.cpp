@@ -130,6 +130,19 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
       keep_alive_ = false;
       auto self = shared_from_this();
       auto space = (*w)->space;
+      // Who asks comes first: a caller the space's rule refuses learns nothing about it.
+      challenge_.clear();
+      id_ = identify(ctx_, parser_->get(), remote_);
+      if (id_.refused) {
+        respond_auth(*id_.refused);
+        return;
+      }
+      if (auto ok =
+              core::check_space_access(ctx_.opts.spaces, space, core::space_access::read, *id_.who);
+          !ok) {
+        respond_auth(ok.error());
+        return;
+      }
       if (!core::validate_id(space, "space")) {
         respond(404, error_body(space_not_found(space)), true);
         return;

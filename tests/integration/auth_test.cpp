@@ -364,12 +364,27 @@ TEST(Auth, WindowedApiChecksTheSpaceRule) {
   EXPECT_EQ(code_of(anon), "auth.required");
   windowed_stream refused{n.port, "private-a", "object", R"({"objectId":"o","dataset":"d"})"};
   EXPECT_EQ(refused.status(), 401u);
+
   windowed_stream ok{n.port,
                      "private-a",
                      "object",
                      R"({"objectId":"o","dataset":"d"})",
                      {{"Authorization", "Bearer " + n.token("ada")}}};
   EXPECT_EQ(ok.open().at("records").as_array().size(), 1u);
+}
+
+TEST(Auth, AnOversizedBodyRevealsNothingAboutAProtectedSpace) {
+  // Over http.maxBodyBytes the space is looked up before the body (404 or 413): not for a
+  // caller the space's rule refuses.
+  auth_node n{"http: { maxBodyBytes: 1024 }\n"};
+  ASSERT_TRUE(n.node);
+  auto probe = windowed_query(n.port, "private-unknown", "object", std::string(2048, ' '));
+  EXPECT_EQ(probe.status, 401u);
+  EXPECT_EQ(code_of(probe), "auth.required");
+  auto signed_in = http(
+      n.port, "POST", windowed_path("private-unknown", "object", false), std::string(2048, ' '),
+      {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + n.token("ada")}});
+  EXPECT_EQ(signed_in.status, 404u);
 }
 
 // The emission guards: each transport ends what the credential allowed when it expires.
