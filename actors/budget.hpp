@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -23,7 +24,7 @@ class budget {
       return false;
     }
     auto& n = per_caller_[caller];
-    if (n >= per_caller_limit_) {
+    if (n >= limit_for(caller)) {
       if (n == 0) {
         per_caller_.erase(caller);
       }
@@ -52,16 +53,28 @@ class budget {
     return total_;
   }
 
-  /// Changes the per-caller cap (units already taken stay taken).
-  void set_per_caller_limit(std::size_t limit) {
+  /// In a cluster: a signed-in caller's cap on this member, its share of the cluster-wide
+  /// per-caller limit (units already taken stay taken). Anonymous callers' keys (a connection,
+  /// an address) keep the full per-caller cap.
+  void set_principal_share(std::size_t limit) {
     std::lock_guard lock{mu_};
-    per_caller_limit_ = limit;
+    principal_share_ = limit;
   }
 
  private:
+  std::size_t limit_for(const std::string& caller) const {
+    // A principal's key is ["<tenant>","principal","<subject>"]; quotes inside the tenant are
+    // escaped by caller_key, so this separator cannot occur anywhere else in a key.
+    if (principal_share_ && caller.find("\",\"principal\",\"") != std::string::npos) {
+      return *principal_share_;
+    }
+    return per_caller_limit_;
+  }
+
   mutable std::mutex mu_;
   std::size_t global_limit_;
   std::size_t per_caller_limit_;
+  std::optional<std::size_t> principal_share_;
   std::size_t total_ = 0;
   std::unordered_map<std::string, std::size_t> per_caller_;
 };

@@ -6,6 +6,7 @@
 // cancellation or termination keeps anything stale from being written.
 #include "actors/hub_connection.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
@@ -149,7 +150,10 @@ void arm_expiry(conn_ptr self) {
     return;
   }
   st.expiry_armed_for = earliest;
-  auto wait = std::max<std::int64_t>(0, earliest * 1000 - unix_now_ms());
+  // At most a day at a time (on_expiry re-arms): a far-off expiry must not overflow the
+  // scheduler's clock arithmetic.
+  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
+  auto wait = std::clamp<std::int64_t>(earliest * 1000 - unix_now_ms(), 0, day_ms);
   self->delayed_send(self, std::chrono::milliseconds{wait}, expiry_msg{});
 }
 

@@ -291,9 +291,10 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
 void runtime::set_cluster(cluster_link* link) {
   impl_->link = link;
   if (link) {
-    // A caller's budget is the cluster's, not each member's: every member grants it its share,
-    // so a caller spreading its connections and subscriptions over the members gets no more
-    // than the configured per-caller limit in all (arc-hub §9.1, counted across the cluster).
+    // A signed-in caller's budget is the cluster's, not each member's: every member grants it
+    // its share, so a caller spreading its connections and subscriptions over the members gets
+    // no more than the configured per-caller limit in all (arc-hub §9.1). Anonymous keys (a
+    // client address, a connection) are not one identity across members and keep their caps.
     // The shares add up to the limit exactly: the first `limit % n` members (in id order) get
     // one more. A limit below the member count still leaves each member one.
     auto ids = link->members();
@@ -304,8 +305,8 @@ void runtime::set_cluster(cluster_link* link) {
     auto share = [n, rank](std::size_t limit) {
       return std::max<std::size_t>(1, limit / n + (rank < limit % n ? 1 : 0));
     };
-    impl_->connections.set_per_caller_limit(share(impl_->opts.hub.max_hub_connections_per_caller));
-    impl_->subscriptions.set_per_caller_limit(share(impl_->opts.hub.max_subscriptions_per_caller));
+    impl_->connections.set_principal_share(share(impl_->opts.hub.max_hub_connections_per_caller));
+    impl_->subscriptions.set_principal_share(share(impl_->opts.hub.max_subscriptions_per_caller));
   }
 }
 

@@ -79,6 +79,11 @@ class data_service final : public weir::v1::Data::CallbackService {
     cmd.space = req->space();
     cmd.object = req->object_id();
     cmd.dataset = req->dataset();
+    if (auto ok = authorized(ctx, cmd); !ok) {  // who asks, before anything of the body
+      auto* r = ctx->DefaultReactor();
+      r->Finish(to_status(ok.error()));
+      return r;
+    }
     boost::json::array upserts;
     for (const auto& u : req->upsert_json()) {
       auto v = parse_json(u);

@@ -97,19 +97,26 @@ error invalid(std::string message) {
   return make_error("auth.invalid_token", std::move(message));
 }
 
-/// A NumericDate (RFC 7519 §2): a JSON number of seconds, fractions allowed.
+/// Latest NumericDate accepted: the end of year 9999, what "never expires" tokens carry. Keeps
+/// every later sum (skew, milliseconds) far from overflow.
+constexpr std::int64_t max_numeric_date = 253402300799;
+
+/// A NumericDate (RFC 7519 §2): a JSON number of seconds, fractions allowed, within
+/// [-max_numeric_date, max_numeric_date].
 std::optional<std::int64_t> numeric_date(const json::value& v) {
+  std::optional<std::int64_t> t;
   if (v.is_int64()) {
-    return v.get_int64();
+    t = v.get_int64();
+  } else if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(max_numeric_date)) {
+    t = static_cast<std::int64_t>(v.get_uint64());
+  } else if (v.is_double() && std::isfinite(v.get_double()) &&
+             std::abs(v.get_double()) <= static_cast<double>(max_numeric_date)) {
+    t = static_cast<std::int64_t>(std::floor(v.get_double()));
   }
-  if (v.is_uint64() &&
-      v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    return static_cast<std::int64_t>(v.get_uint64());
+  if (!t || *t > max_numeric_date || *t < -max_numeric_date) {
+    return std::nullopt;
   }
-  if (v.is_double() && std::isfinite(v.get_double()) && std::abs(v.get_double()) < 1e15) {
-    return static_cast<std::int64_t>(std::floor(v.get_double()));
-  }
-  return std::nullopt;
+  return t;
 }
 
 bool verify_hmac(const std::string& secret, std::string_view input, std::string_view sig) {

@@ -2,6 +2,8 @@
 // so a session's handlers never run concurrently and need no locks.
 #include "gateway/http_server.hpp"
 
+#include <array>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -46,19 +48,7 @@ struct http_server::impl {
     auto address = peer.address().to_string();
     auto slot = ctx.admit_connection(address, core::is_trusted(ctx.opts.trusted_proxies, address));
     if (!slot) {
-      // Written without reading the request: the client learns why and when to come back.
-      static const std::string body =
-          R"({"error":{"code":"server.overloaded","message":"too many connections; retry shortly"}})";
-      static const std::string answer =
-          "HTTP/1.1 503 Service Unavailable\r\nServer: weir\r\nContent-Type: application/json\r\n"
-          "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body;
-      auto sock = std::make_shared<tcp::socket>(std::move(s));
-      asio::async_write(*sock, asio::buffer(answer), [sock](beast::error_code, std::size_t) {
-        beast::error_code ignore;
-        sock->shutdown(tcp::socket::shutdown_both, ignore);
-        sock->close(ignore);
-      });
+      refuse(std::move(s));
       return;
     }
     auto session = std::make_shared<http_session>(std::move(s), ctx);
@@ -66,6 +56,59 @@ struct http_server::impl {
     session->run();
   }
 
+  /// Answers a connection over the budget with 503 and closes it, within 2 s whatever the peer
+  /// does; at most 64 such answers at once (beyond that the connection is just closed).
+  void refuse(tcp::socket s) {
+    static const std::string body =
+        R"({"error":{"code":"server.overloaded","message":"too many connections; retry shortly"}})";
+    static const std::string answer =
+        "HTTP/1.1 503 Service Unavailable\r\nServer: weir\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    if (refusing.fetch_add(1) >= 64) {
+      refusing.fetch_sub(1);
+      return;  // the socket closes as `s` goes
+    }
+    struct refusal {
+      explicit refusal(tcp::socket sock)
+          : sock(std::move(sock)), deadline(this->sock.get_executor()) {}
+      tcp::socket sock;
+      asio::steady_timer deadline;
+      std::array<char, 512> sink{};
+    };
+    auto r = std::make_shared<refusal>(std::move(s));
+    r->deadline.expires_after(std::chrono::seconds{2});
+    r->deadline.async_wait([r](beast::error_code) {
+      beast::error_code ignore;
+      r->sock.close(ignore);
+    });
+    // Written without reading the request; then our side ends and what the client still sends
+    // is read and dropped until it closes, so the answer is not lost to a reset.
+    asio::async_write(r->sock, asio::buffer(answer), [this, r](beast::error_code ec, std::size_t) {
+      if (ec) {
+        r->deadline.cancel();
+        refusing.fetch_sub(1);
+        return;
+      }
+      beast::error_code ignore;
+      r->sock.shutdown(tcp::socket::shutdown_send, ignore);
+      drain(r);
+    });
+  }
+
+  template <class R>
+  void drain(std::shared_ptr<R> r) {
+    r->sock.async_read_some(asio::buffer(r->sink), [this, r](beast::error_code ec, std::size_t) {
+      if (!ec) {
+        drain(r);
+        return;
+      }
+      r->deadline.cancel();
+      refusing.fetch_sub(1);
+    });
+  }
+
+  std::atomic<int> refusing{0};
   server_context ctx;
   asio::io_context ioc;
   tcp::acceptor acceptor;

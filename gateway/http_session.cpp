@@ -41,6 +41,11 @@ core::error space_not_found(const std::string& space) {
   return core::make_error("space.not_found", "space " + space + " not found", {{"space", space}});
 }
 
+core::error origin_forbidden() {
+  return core::make_error("request.origin_forbidden",
+                          "this browser origin is not trusted here (query.allowedOrigins)");
+}
+
 /// Which connections a caller's health feed shows.
 core::health_scope health_scope_of(const request_identity& id) {
   return core::health_scope{id.who->tenant, id.client, id.who->subject};
@@ -88,6 +93,7 @@ void http_session::run() {
 
 void http_session::do_read() {
   head_ = false;
+  challenge_.clear();
   parser_.emplace();
   parser_->body_limit(ctx_.opts.max_body_bytes);
   parser_->header_limit(16 * 1024);
@@ -188,9 +194,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
     if (!origin_ok(req)) {
       // Cross-site WebSocket hijacking: a browser sends the page's Origin on every upgrade,
       // and the cookie with it. Refused as the SSE hub refuses it.
-      respond(403, error_body(core::make_error(
-                       "request.origin_forbidden",
-                       "this origin may not open WebSockets here (query.allowedOrigins)")));
+      respond(403, error_body(origin_forbidden()));
       return;
     }
     if (path == ws_hub_path) {
@@ -317,6 +321,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
       respond(405, error_body(w->error()), false, "POST");
       return;
     }
+    if (!origin_ok(req)) {
+      respond(403, error_body(origin_forbidden()));
+      return;
+    }
     if (id_.refused) {
       respond_auth(*id_.refused);
       return;
@@ -338,6 +346,12 @@ void http_session::handle(http::request<http::string_body>&& req) {
       allow = std::string{a->as_string()};
     }
     respond(status_for(e), error_body(e), false, allow);
+    return;
+  }
+  // A cross-site page could otherwise post with the user's cookie (a "simple" POST needs no
+  // preflight): browsers send Origin on every such request, and an untrusted one is refused.
+  if (!origin_ok(req)) {
+    respond(403, error_body(origin_forbidden()));
     return;
   }
   if (id_.refused) {

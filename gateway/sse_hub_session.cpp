@@ -3,6 +3,7 @@
 // bounds the stream is closed), and the connection registry that control POSTs use.
 #include "gateway/sse_hub_session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "actors/runtime.hpp"
@@ -16,6 +17,7 @@ namespace {
 constexpr std::string_view data_prefix = "data: ";
 constexpr std::string_view event_end = "\n\n";
 constexpr std::string_view crlf = "\r\n";
+constexpr std::int64_t day_ms = 24 * 3600 * 1000;
 
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -319,12 +321,19 @@ void sse_hub_session::finish() {
 }
 
 void sse_hub_session::arm_expiry(std::int64_t expires_at) {
-  auto wait = std::chrono::milliseconds{std::max<std::int64_t>(0, expires_at * 1000 - unix_ms())};
-  expiry_.expires_after(wait);
-  expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec) {
-      self->end_unauthorized();
+  // At most a day at a time, then checked again: a far-off expiry must not overflow the
+  // timer's clock arithmetic.
+  auto left = expires_at * 1000 - unix_ms();
+  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
+  expiry_.async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
+    if (ec) {
+      return;
     }
+    if (expires_at * 1000 > unix_ms()) {
+      self->arm_expiry(expires_at);
+      return;
+    }
+    self->end_unauthorized();
   });
 }
 

@@ -8,6 +8,7 @@
 // silently.
 #include "gateway/windowed_stream_session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "gateway/http_errors.hpp"
@@ -118,16 +119,7 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   started_ = true;
   deadline_.cancel();
   if (expires_at_) {
-    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-    expiry_.expires_after(
-        std::chrono::milliseconds{std::max<std::int64_t>(0, *expires_at_ * 1000 - now_ms)});
-    expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (!ec) {
-        self->on_closed("deauthorized");
-      }
-    });
+    arm_expiry();
   }
   // ready is written once the subscription is registered, and flushed with the snapshot (§4).
   head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
@@ -169,6 +161,29 @@ void windowed_stream_session::on_event(std::shared_ptr<const std::string> ev) {
     return;
   }
   do_write();
+}
+
+void windowed_stream_session::arm_expiry() {
+  // `deauthorized` when the credential expires; at most a day at a time, then checked again
+  // (a far-off expiry must not overflow the timer's clock arithmetic).
+  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  auto left = *expires_at_ * 1000 - now_ms();
+  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
+  expiry_.async_wait([self = shared_from_this(), now_ms](beast::error_code ec) {
+    if (ec || self->closing_ || self->closed_) {
+      return;
+    }
+    if (*self->expires_at_ * 1000 > now_ms()) {
+      self->arm_expiry();
+      return;
+    }
+    self->on_closed("deauthorized");
+  });
 }
 
 void windowed_stream_session::on_closed(std::string reason) {

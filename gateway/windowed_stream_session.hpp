@@ -59,6 +59,7 @@ class windowed_stream_session : public actors::windowed_sink,
   void on_write(beast::error_code ec, bool last);
   void finish();
   void gone();
+  void arm_expiry();
   // keep_alive_timer's questions and its action.
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }

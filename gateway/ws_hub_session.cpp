@@ -13,6 +13,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -156,15 +157,26 @@ void ws_hub_session::start_direct() {
   }
   direct_query_ = std::move(q.value());
   if (auto exp = direct_query_->expires_at()) {
-    // The emission guard: when the credential expires the socket gets isAuthorized:false.
-    expiry_.expires_after(
-        std::chrono::milliseconds{std::max<std::int64_t>(0, *exp * 1000 - unix_ms())});
-    expiry_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (!ec && !self->closing_ && !self->closed_) {
-        self->end_unauthorized();
-      }
-    });
+    arm_expiry(*exp);
   }
+}
+
+void ws_hub_session::arm_expiry(std::int64_t expires_at) {
+  // The emission guard: when the credential expires the socket gets isAuthorized:false. At
+  // most a day at a time, then checked again (a far-off expiry must not overflow the timer).
+  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
+  auto left = expires_at * 1000 - unix_ms();
+  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
+  expiry_.async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
+    if (ec || self->closing_ || self->closed_) {
+      return;
+    }
+    if (expires_at * 1000 > unix_ms()) {
+      self->arm_expiry(expires_at);
+      return;
+    }
+    self->end_unauthorized();
+  });
 }
 
 void ws_hub_session::end_unauthorized() {

@@ -68,6 +68,7 @@ class ws_hub_session : public actors::frame_sink,
   bool keep_alive_writing() const { return writing_; }
   void keep_alive_ping();
   void end_unauthorized();
+  void arm_expiry(std::int64_t expires_at);
 
   asio::any_io_executor exec_;
   /// Only for the upgrade: Beast writes the 101, then hands the socket over.

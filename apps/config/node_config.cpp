@@ -787,7 +787,7 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
   if (c.members.size() > 64) {
     return bad("at most 64 members are supported");
   }
-  if (c.token.empty() && !c.tls.enabled()) {
+  if (require_node_id && c.token.empty() && !c.tls.enabled()) {
     // The peer services apply writes and drive connections: nobody else may call them.
     return bad(
         "members must authenticate each other: set cluster.token (or tokenFile) to a "

@@ -90,10 +90,10 @@ struct cluster_settings {
 };
 
 /// Checks the member list (unique ids, valid endpoints), that `node_id` is one of them, and that
-/// members authenticate each other (token or tls). The
-/// file may leave `nodeId` out (in Kubernetes every pod shares one file and passes its own name
-/// as --node-id): loading checks with `require_node_id` false, `weir serve` again with true once
-/// the flags are applied.
+/// members authenticate each other (token or tls). The file may leave `nodeId` out (in
+/// Kubernetes every pod shares one file and passes its own name as --node-id) and the token
+/// (--peer-token-file): loading checks with `require_node_id` false, which skips both, and
+/// `weir serve` again with true once the flags are applied.
 core::result<void> validate_cluster(const cluster_settings& c, bool require_node_id = true);
 
 /// Parses a `--member ID=PEER_HOST:PORT,HTTP_HOST:PORT` flag value.

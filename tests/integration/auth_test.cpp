@@ -387,6 +387,41 @@ TEST(Auth, AnOversizedBodyRevealsNothingAboutAProtectedSpace) {
   EXPECT_EQ(signed_in.status, 404u);
 }
 
+TEST(Auth, ATokenThatNeverExpiresKeepsItsSubscriptions) {
+  // exp at the end of year 9999: far beyond what timers count in nanoseconds. Nothing may end
+  // early (or spin re-arming a timer that fires at once).
+  auth_node n;
+  ASSERT_TRUE(n.node);
+  put_record(n.port, "t", "o1", "items", "r1", R"({"n":1})");
+  auto forever = n.signer.sign({{"sub", "ada"},
+                                {"iss", "https://id.test"},
+                                {"aud", "weir"},
+                                {"exp", std::int64_t{253402300799}}});
+  ws_client ws{n.port, "/.cratis/queries/ws", n.bearer(forever)};
+  ws.expect_connected();
+  ws.subscribe("secret", "T.Items.Secret", {{"obj", "o1"}});
+  ws.read_until([](const json::object& f) { return is_type(f, "QueryResult", "secret"); });
+  put_record(n.port, "t", "o1", "items", "r2", R"({"n":2})");
+  auto next = ws.read_json();  // the change, not an Unauthorized
+  EXPECT_TRUE(is_type(next, "QueryResult", "secret")) << json::serialize(next);
+  http(n.port, "PUT", "/v1/spaces/private-a/objects/o/datasets/d/records/r1", R"({"n":1})",
+       n.bearer(n.token("wes", {{"roles", json::array{"writer"}}})));
+  windowed_stream windowed{n.port,
+                           "private-a",
+                           "object",
+                           R"({"objectId":"o","dataset":"d"})",
+                           {{"Authorization", "Bearer " + forever}}};
+  windowed.open();
+  EXPECT_FALSE(windowed.next(1s, true)) << "the stream ended";
+  // A date past year 9999 is not a NumericDate this server accepts.
+  auto beyond = n.signer.sign({{"sub", "ada"},
+                               {"iss", "https://id.test"},
+                               {"aud", "weir"},
+                               {"exp", std::int64_t{1} << 62}});
+  auto r = http(n.port, "GET", "/v1/auth", "", n.bearer(beyond));
+  EXPECT_EQ(r.json(), json::parse(R"({"authorized":false,"accountId":""})"));
+}
+
 // The emission guards: each transport ends what the credential allowed when it expires.
 TEST(Auth, ExpiringCredentialsEndTheirSubscriptions) {
   auth_node n;

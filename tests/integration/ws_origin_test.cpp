@@ -1,5 +1,7 @@
-// Origin on WebSocket upgrades: cross-site pages are refused before the upgrade, on the hub, the
-// health feed and the direct routes; same-origin honours a trusted proxy's X-Forwarded-Proto.
+// Origin checks beyond the SSE hub: cross-site pages are refused before a WebSocket upgrade (the
+// hub, the health feed, the direct routes) and on writes and windowed POSTs (a "simple" POST
+// would carry the user's cookie without a preflight); same-origin honours a trusted proxy's
+// X-Forwarded-Proto.
 #include <gtest/gtest.h>
 
 #include "sse_test_support.hpp"
@@ -33,6 +35,26 @@ TEST(WsOrigin, ACrossSiteUpgradeIsRefusedEverywhere) {
   same.expect_connected();
   ws_client tool{port};
   tool.expect_connected();
+}
+
+TEST(WsOrigin, CrossSiteWritesAndWindowedPostsAreRefused) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query: { allowedOrigins: [\"https://app.example\"] }\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  const std::string batch = "/v1/spaces/t/objects/o1/datasets/items/records";
+  const std::string body = R"({"upsert":[{"id":"r1","n":1}]})";
+  auto evil = http(port, "POST", batch, body,
+                   {{"Content-Type", "text/plain"}, {"Origin", "https://evil.example"}});
+  EXPECT_EQ(evil.status, 403u);
+  EXPECT_NE(evil.body.find("request.origin_forbidden"), std::string::npos);
+  auto snapshot = http(port, "POST", "/v1/spaces/t/query", R"({"objectId":"o1","dataset":"items"})",
+                       {{"Content-Type", "application/json"}, {"Origin", "https://evil.example"}});
+  EXPECT_EQ(snapshot.status, 403u);
+  // Nothing was written; the trusted page and non-browser clients are served.
+  EXPECT_EQ(http(port, "GET", "/api/t/items?obj=o1").json().at("data").as_array().size(), 0u);
+  EXPECT_EQ(http(port, "POST", batch, body, {{"Origin", "https://app.example"}}).status, 200u);
+  EXPECT_EQ(http(port, "POST", batch, body).status, 200u);
 }
 
 TEST(WsOrigin, AllowedOriginsAreServed) {

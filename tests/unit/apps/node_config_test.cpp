@@ -443,10 +443,18 @@ TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
   EXPECT_NE(bad("cluster:\n" + token + "  members:\n    - { id: a, peer: \"h\", http: \"h:2\" }\n")
                 .find("host:port"),
             std::string::npos);
-  // Members must authenticate each other, with a token long enough to be a secret.
-  EXPECT_NE(bad("cluster:\n  members:\n    - { id: a, peer: \"h:1\", http: \"h:2\" }\n")
-                .find("authenticate each other"),
-            std::string::npos);
+  // Members must authenticate each other, with a token long enough to be a secret; the file may
+  // leave the token to --peer-token-file, so `weir serve` checks once the flags are applied.
+  auto no_token = load_config_text(
+      "cluster:\n  nodeId: a\n  members:\n"
+      "    - { id: a, peer: \"h:1\", http: \"h:2\" }\n",
+      "weir.yaml");
+  ASSERT_TRUE(no_token) << no_token.error().message;
+  auto refused = validate_cluster(no_token->cluster);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("authenticate each other"), std::string::npos);
+  no_token->cluster.token = std::string(32, 't');
+  EXPECT_TRUE(validate_cluster(no_token->cluster));
   EXPECT_NE(
       bad("cluster:\n  token: short\n  members:\n    - { id: a, peer: \"h:1\", http: \"h:2\" }\n")
           .find("at least 32 bytes"),
