@@ -274,7 +274,7 @@ void runtime::submit(write_command cmd, write_callback user_done) {
     return;
   }
   store::unit_key unit{cmd.space, cmd.object};
-  if (cmd.kind == write_kind::put_object || cmd.kind == write_kind::delete_object_document) {
+  if (targets_objects_unit(cmd.kind)) {
     unit.object.clear();
   }
   impl_->submit_unit(std::move(unit), std::move(cmd), std::move(done));

@@ -26,6 +26,7 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
+#include "core/json_patch.hpp"
 #include "core/order_index.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
@@ -205,7 +206,8 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
     return std::move(r).error();
   }
   bool record_op = cmd.kind == write_kind::put_record || cmd.kind == write_kind::patch_record ||
-                   cmd.kind == write_kind::delete_record;
+                   cmd.kind == write_kind::delete_record ||
+                   cmd.kind == write_kind::json_patch_record;
   if (record_op || cmd.kind == write_kind::batch) {
     if (auto r = check(cmd.dataset, "dataset"); !r) {
       return std::move(r).error();
@@ -263,6 +265,39 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       }
       auto ops = std::make_shared<const core::change_ops>(core::ops_for_update(spec.value(), doc));
       out.push_back({cmd.dataset, cmd.id, before, std::move(bdoc), std::move(doc), std::move(ops)});
+      break;
+    }
+    case write_kind::json_patch_record:
+    case write_kind::json_patch_object: {
+      // RFC 6902, atomically: the patch applies to the current document as a whole or not at
+      // all, and what it leaves must still be a valid record with the same id.
+      bool object = cmd.kind == write_kind::json_patch_object;
+      std::string dataset = object ? std::string{objects_dataset} : cmd.dataset;
+      const std::string& id = object ? cmd.object : cmd.id;
+      auto [before, bdoc] = current(st, dataset, id);
+      if (!before) {
+        return object ? core::make_error("object.not_found",
+                                         "object '" + id + "' has no property document to patch",
+                                         {{"objectId", id}})
+                      : core::make_error(
+                            "record.not_found",
+                            "record '" + id + "' does not exist in dataset '" + dataset + "'",
+                            {{"id", id}, {"dataset", dataset}});
+      }
+      bdoc = doc_of(before, bdoc);
+      boost::json::value doc = *bdoc;
+      if (auto r = core::apply_patch(doc, cmd.body, core::patch_mode::strict); !r) {
+        return std::move(r).error();
+      }
+      if (!doc.is_object()) {
+        return core::make_error("patch.invalid_result",
+                                "the patched document must still be a JSON object");
+      }
+      auto rec = core::normalize_record(std::move(doc), id);
+      if (!rec) {
+        return std::move(rec).error();
+      }
+      replace(std::move(dataset), id, std::move(rec.value()), object);
       break;
     }
     case write_kind::delete_object_document:

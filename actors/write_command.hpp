@@ -21,7 +21,17 @@ enum class write_kind {
   /// Internal second step of delete_object: the property document in the space's `objects`
   /// unit (addressed by `id` = the object id). Never built from client input directly.
   delete_object_document,
+  /// An RFC 6902 JSON Patch (body: the operations) on one existing record, atomically.
+  json_patch_record,
+  /// An RFC 6902 JSON Patch on an existing object's property document (the `objects` unit).
+  json_patch_object,
 };
+
+/// The write lands on the space's `objects` unit (property documents), not the object's own.
+inline bool targets_objects_unit(write_kind k) {
+  return k == write_kind::put_object || k == write_kind::delete_object_document ||
+         k == write_kind::json_patch_object;
+}
 
 struct write_command {
   write_kind kind = write_kind::put_record;

@@ -622,6 +622,10 @@ v1::WriteKind to_proto(actors::write_kind k) {
       return v1::BATCH;
     case actors::write_kind::delete_object_document:
       return v1::DELETE_OBJECT_DOCUMENT;
+    case actors::write_kind::json_patch_record:
+      return v1::JSON_PATCH_RECORD;
+    case actors::write_kind::json_patch_object:
+      return v1::JSON_PATCH_OBJECT;
   }
   return v1::PUT_RECORD;
 }

@@ -47,6 +47,10 @@ actors::write_kind from_proto(v1::WriteKind k) {
       return actors::write_kind::batch;
     case v1::DELETE_OBJECT_DOCUMENT:
       return actors::write_kind::delete_object_document;
+    case v1::JSON_PATCH_RECORD:
+      return actors::write_kind::json_patch_record;
+    case v1::JSON_PATCH_OBJECT:
+      return actors::write_kind::json_patch_object;
     default:
       return actors::write_kind::put_record;
   }
@@ -54,8 +58,7 @@ actors::write_kind from_proto(v1::WriteKind k) {
 
 /// The unit a write lands on first (what its forwarder decided by).
 store::unit_key first_unit(const actors::write_command& c) {
-  if (c.kind == actors::write_kind::put_object ||
-      c.kind == actors::write_kind::delete_object_document) {
+  if (actors::targets_objects_unit(c.kind)) {
     return {c.space, ""};
   }
   return {c.space, c.object};

@@ -16,6 +16,17 @@ unsigned status_for(const core::error& e) {
   if (c == "object.deleted" || c == "record.deleted") {
     return 410;
   }
+  // RFC 6902 writes: a failed `test` means the document is not in the state the patch was made
+  // for (409, like a failed precondition); a patch that is well formed but does not fit the
+  // document (a missing path, an index past the end) is unprocessable (422); a malformed one is
+  // a bad request (400, below).
+  if (c == "patch.test_failed") {
+    return 409;
+  }
+  if (c == "patch.path_not_found" || c == "patch.out_of_bounds" || c == "patch.invalid_target" ||
+      c == "patch.move_into_child" || c == "patch.invalid_result") {
+    return 422;
+  }
   if (c == "auth.forbidden" || c == "auth.tenant_forbidden" || c == "request.origin_forbidden") {
     return 403;
   }
@@ -45,7 +56,7 @@ unsigned status_for(const core::error& e) {
     return 500;
   }
   if (starts("request.") || starts("update.") || starts("filter.") || starts("batch.") ||
-      starts("record.") || starts("query.") || c == "object.id_required") {
+      starts("patch.") || starts("record.") || starts("query.") || c == "object.id_required") {
     return 400;
   }
   return 500;

@@ -370,6 +370,26 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   auto cmd = std::move(route->cmd);
+  if (req.method() == http::verb::patch) {
+    // PATCH takes an RFC 6902 JSON Patch (application/json-patch+json) on a record or an
+    // object's property document, and Weir's own {$set, $unset, …} body on a record.
+    auto type = header(req, http::field::content_type).value_or(std::string_view{});
+    auto media = type.substr(0, type.find(';'));
+    while (!media.empty() && media.back() == ' ') {
+      media.remove_suffix(1);
+    }
+    bool json_patch = beast::iequals(media, "application/json-patch+json");
+    if (json_patch && cmd.kind == actors::write_kind::patch_record) {
+      cmd.kind = actors::write_kind::json_patch_record;
+    } else if (!json_patch && cmd.kind == actors::write_kind::json_patch_object) {
+      respond(415, error_body(core::make_error(
+                       "request.unsupported_media_type",
+                       "PATCH on an object takes an RFC 6902 JSON Patch: send it as "
+                       "Content-Type: application/json-patch+json",
+                       {{"accepted", "application/json-patch+json"}})));
+      return;
+    }
+  }
   bool needs_body = cmd.kind != actors::write_kind::delete_object &&
                     cmd.kind != actors::write_kind::delete_record;
   if (needs_body) {

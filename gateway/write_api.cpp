@@ -1,5 +1,5 @@
 // Write API routes:
-//   PUT|DELETE  /v1/spaces/{space}/objects/{objectId}
+//   PUT|PATCH|DELETE /v1/spaces/{space}/objects/{objectId}  (PATCH: an RFC 6902 JSON Patch)
 //   PUT|PATCH|DELETE /v1/spaces/{space}/objects/{objectId}/datasets/{dataset}/records/{id}
 //   POST        /v1/spaces/{space}/objects/{objectId}/datasets/{dataset}/records
 #include "gateway/write_api.hpp"
@@ -39,10 +39,12 @@ core::result<write_route> match_write_route(std::string_view method, std::string
     r.cmd.object = seg[4];
     if (method == "PUT") {
       r.kind = actors::write_kind::put_object;
+    } else if (method == "PATCH") {
+      r.kind = actors::write_kind::json_patch_object;
     } else if (method == "DELETE") {
       r.kind = actors::write_kind::delete_object;
     } else {
-      return not_allowed("PUT, DELETE");
+      return not_allowed("PUT, PATCH, DELETE");
     }
   } else if (seg.size() == 8 && seg[5] == "datasets" && seg[7] == "records") {
     r.cmd.object = seg[4];

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace weir::test {
 
 using namespace std::chrono_literals;
@@ -148,19 +150,28 @@ void weir_process::parse_port() {
 }
 
 std::uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
+  // A port the child binds later must not be one the kernel hands out meanwhile: every
+  // outgoing connection (of this or a parallel test) takes an ephemeral port, from
+  // ip_local_port_range (32768–60999 by default). So pick at random below that range, from
+  // 20000–32767, and check that it binds now; random picks keep two parallel test processes
+  // from choosing alike.
+  static std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick{20000, 32767};
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    auto port = static_cast<std::uint16_t>(pick(rng));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    close(fd);
+    if (ok) {
+      return port;
+    }
   }
-  close(fd);
-  return port;
+  ADD_FAILURE() << "no free port found in 20000-32767";
+  return 0;
 }
 
 child_process::child_process(std::vector<std::string> argv, std::vector<std::string> env) {

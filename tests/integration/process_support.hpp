@@ -6,11 +6,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
-#include <optional>
-#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +82,8 @@ class child_process {
   bool out_eof_ = false;
 };
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range (so no
+/// outgoing connection takes it before a child process binds it).
 std::uint16_t free_port();
 
 }  // namespace weir::test

@@ -367,8 +367,8 @@ TEST_F(WriteApi, UnknownRouteAndWrongMethod) {
   };
   for (auto& w : std::vector<wrong>{{"GET", record_path("o1", "a"), "PUT, PATCH, DELETE"},
                                     {"POST", record_path("o1", "a"), "PUT, PATCH, DELETE"},
-                                    {"PATCH", object_path("o1"), "PUT, DELETE"},
-                                    {"GET", object_path("o1"), "PUT, DELETE"},
+                                    {"POST", object_path("o1"), "PUT, PATCH, DELETE"},
+                                    {"GET", object_path("o1"), "PUT, PATCH, DELETE"},
                                     {"PUT", batch_path("o1"), "POST"},
                                     {"DELETE", batch_path("o1"), "POST"}}) {
     SCOPED_TRACE(w.method + " " + w.target);
