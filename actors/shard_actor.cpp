@@ -285,10 +285,12 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
                             {{"id", id}, {"dataset", dataset}});
       }
       bdoc = doc_of(before, bdoc);
-      boost::json::value doc = *bdoc;
-      if (auto r = core::apply_patch(doc, cmd.body, core::patch_mode::strict); !r) {
-        return std::move(r).error();
+      // One copy of the current document: the patch works on it, the original stays as it is.
+      auto result = core::patched(boost::json::value(*bdoc), cmd.body, core::patch_mode::strict);
+      if (!result) {
+        return std::move(result).error();
       }
+      auto& doc = result->doc;
       if (!doc.is_object()) {
         return core::make_error("patch.invalid_result",
                                 "the patched document must still be a JSON object");

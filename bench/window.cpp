@@ -299,7 +299,8 @@ int do_latency(const options& o) {
   s.close();
   std::sort(lat.begin(), lat.end());
   auto pct = [&](double p) {
-    return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<std::size_t>(p * lat.size()))];
+    return lat.empty() ? 0.0
+                       : lat[std::min(lat.size() - 1, static_cast<std::size_t>(p * lat.size()))];
   };
   std::printf(
       "{\"writes\":%ld,\"matched\":%ld,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"

@@ -3,21 +3,12 @@
 
 #include <boost/json/array.hpp>
 
+#include "core/http_text.hpp"
 #include "core/url.hpp"
 
 namespace weir::core {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
@@ -62,14 +53,14 @@ result<std::shared_ptr<const principal>> authenticator::authenticate(const crede
   if (verifier_) {
     std::optional<std::string> token;
     if (in.authorization) {
-      auto h = trim(*in.authorization);
+      auto h = trim_ows(*in.authorization);
       auto space = h.find(' ');
       if (space == std::string_view::npos || !iequals(h.substr(0, space), "bearer") ||
-          trim(h.substr(space + 1)).empty()) {
+          trim_ows(h.substr(space + 1)).empty()) {
         return make_error("auth.invalid_token",
                           "the Authorization header must be 'Bearer <token>' (RFC 6750)");
       }
-      token = std::string{trim(h.substr(space + 1))};
+      token = std::string{trim_ows(h.substr(space + 1))};
     } else if (!options_.cookie.empty() && in.cookie) {
       if (auto c = cookie_value(*in.cookie, options_.cookie)) {
         token = std::string{*c};
@@ -120,13 +111,13 @@ result<std::shared_ptr<const principal>> authenticator::authenticate(const crede
 std::optional<std::string_view> cookie_value(std::string_view header, std::string_view name) {
   while (!header.empty()) {
     auto semi = header.find(';');
-    auto pair = trim(header.substr(0, semi));
+    auto pair = trim_ows(header.substr(0, semi));
     header = semi == std::string_view::npos ? std::string_view{} : header.substr(semi + 1);
     auto eq = pair.find('=');
-    if (eq == std::string_view::npos || trim(pair.substr(0, eq)) != name) {
+    if (eq == std::string_view::npos || trim_ows(pair.substr(0, eq)) != name) {
       continue;
     }
-    auto v = trim(pair.substr(eq + 1));
+    auto v = trim_ows(pair.substr(eq + 1));
     if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
       v = v.substr(1, v.size() - 2);
     }

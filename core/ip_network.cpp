@@ -5,6 +5,8 @@
 
 #include <charconv>
 
+#include "core/http_text.hpp"
+
 namespace weir::core {
 
 namespace {
@@ -23,16 +25,6 @@ std::optional<std::pair<bool, std::array<std::uint8_t, 16>>> parse_address(std::
     return std::pair{true, bytes};
   }
   return std::nullopt;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 }  // namespace
@@ -95,7 +87,7 @@ std::string client_address(const std::vector<ip_network>& trusted, std::string_v
   // Right to left: each hop was appended by the one after it; stop at the first untrusted one.
   while (!chain.empty()) {
     auto comma = chain.rfind(',');
-    auto hop = trim(comma == std::string_view::npos ? chain : chain.substr(comma + 1));
+    auto hop = trim_ows(comma == std::string_view::npos ? chain : chain.substr(comma + 1));
     chain = comma == std::string_view::npos ? std::string_view{} : chain.substr(0, comma);
     if (!parse_address(hop)) {
       break;  // garbage: believe nothing further left

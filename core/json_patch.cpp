@@ -58,6 +58,22 @@ error invalid(std::size_t index, std::string why) {
                     {{"index", index}});
 }
 
+/// The position `token` names in `arr`: an index below its size, or up to its size where an
+/// element may be inserted (`at_end`).
+result<std::size_t> index_in(const json::array& arr, const std::string& token, bool at_end,
+                             const operation& o) {
+  auto i = pointer_array_index(token);
+  if (!i) {
+    return op_error("patch.invalid_target", o, "'" + token + "' is not an index of an array");
+  }
+  if (*i > arr.size() || (*i == arr.size() && !at_end)) {
+    return op_error(
+        "patch.out_of_bounds", o,
+        "index " + token + " is past the end of an array of " + std::to_string(arr.size()));
+  }
+  return *i;
+}
+
 /// The value a pointer names, or an error naming why it does not exist.
 result<json::value*> locate(json::value& root, const json_pointer& p, const operation& o) {
   json::value* cur = &root;
@@ -69,14 +85,9 @@ result<json::value*> locate(json::value& root, const json_pointer& p, const oper
       }
       cur = next;
     } else if (auto* arr = cur->if_array()) {
-      auto i = pointer_array_index(t);
+      auto i = index_in(*arr, t, false, o);
       if (!i) {
-        return op_error("patch.invalid_target", o, "'" + t + "' is not an index of an array");
-      }
-      if (*i >= arr->size()) {
-        return op_error(
-            "patch.out_of_bounds", o,
-            "index " + t + " is past the end of an array of " + std::to_string(arr->size()));
+        return std::move(i).error();
       }
       cur = &(*arr)[*i];
     } else {
@@ -118,14 +129,9 @@ result<void> add(json::value& root, const json_pointer& p, json::value v, const 
       arr->push_back(std::move(v));
       return {};
     }
-    auto i = pointer_array_index(last);
+    auto i = index_in(*arr, last, true, o);
     if (!i) {
-      return op_error("patch.invalid_target", o, "'" + last + "' is not an index of an array");
-    }
-    if (*i > arr->size()) {
-      return op_error(
-          "patch.out_of_bounds", o,
-          "index " + last + " is past the end of an array of " + std::to_string(arr->size()));
+      return std::move(i).error();
     }
     arr->insert(arr->begin() + static_cast<std::ptrdiff_t>(*i), std::move(v));
     return {};
@@ -152,14 +158,9 @@ result<json::value> remove(json::value& root, const json_pointer& p, const opera
     return out;
   }
   if (auto* arr = (*parent)->if_array()) {
-    auto i = pointer_array_index(last);
+    auto i = index_in(*arr, last, false, o);
     if (!i) {
-      return op_error("patch.invalid_target", o, "'" + last + "' is not an index of an array");
-    }
-    if (*i >= arr->size()) {
-      return op_error(
-          "patch.out_of_bounds", o,
-          "index " + last + " is past the end of an array of " + std::to_string(arr->size()));
+      return std::move(i).error();
     }
     json::value out = std::move((*arr)[*i]);
     arr->erase(arr->begin() + static_cast<std::ptrdiff_t>(*i));
@@ -229,7 +230,7 @@ result<void> apply_one(json::value& doc, const operation& o) {
 
 }  // namespace
 
-result<patch_outcome> apply_patch(json::value& doc, const json::value& patch, patch_mode mode) {
+result<patched_document> patched(json::value doc, const json::value& patch, patch_mode mode) {
   patch_outcome out;
   const auto* ops = patch.if_array();
   if (!ops) {
@@ -292,15 +293,22 @@ result<patch_outcome> apply_patch(json::value& doc, const json::value& patch, pa
     }
     todo.push_back(std::move(item));
   }
-  // Applied to a copy that replaces the document only when every operation succeeded.
-  json::value work = doc;
   for (const auto& o : todo) {
-    if (auto r = apply_one(work, o); !r) {
+    if (auto r = apply_one(doc, o); !r) {
       return std::move(r).error();
     }
   }
-  doc = std::move(work);
-  return out;
+  return patched_document{std::move(doc), std::move(out)};
+}
+
+result<patch_outcome> apply_patch(json::value& doc, const json::value& patch, patch_mode mode) {
+  // Applied to a copy that replaces the document only when every operation succeeded.
+  auto r = patched(doc, patch, mode);
+  if (!r) {
+    return std::move(r).error();
+  }
+  doc = std::move(r->doc);
+  return std::move(r->outcome);
 }
 
 }  // namespace weir::core

@@ -23,6 +23,17 @@ struct patch_outcome {
   std::vector<std::string> warnings;
 };
 
+/// What `patched` returns: the new document and the warnings of its patch.
+struct patched_document {
+  boost::json::value doc;
+  patch_outcome outcome;
+};
+
+/// `doc` (taken by value: the caller's copy is the working copy) with `patch` applied; the same
+/// errors as apply_patch. For callers that keep the original anyway, this costs one copy fewer.
+result<patched_document> patched(boost::json::value doc, const boost::json::value& patch,
+                                 patch_mode mode = patch_mode::strict);
+
 /// Applies `patch` to `doc`, atomically. Errors (details {index, op, path} where they apply):
 /// patch.invalid (not an array of operation objects, a missing or mistyped member, an unknown
 /// op in strict mode), patch.invalid_pointer, patch.path_not_found (a target, `from` or parent

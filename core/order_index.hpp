@@ -114,9 +114,7 @@ class order_index {
   iterator end() const { return iterator{this, nullptr, 0}; }
 
   /// The position of a record, from its document.
-  sort_position position_of(const boost::json::object& doc) const {
-    return spec_.position_of(doc);
-  }
+  sort_position position_of(const boost::json::object& doc) const { return spec_.position_of(doc); }
 
   /// The first entry at or after `pos`, and its rank.
   std::pair<iterator, std::size_t> lower_bound(const sort_position& pos) const {
@@ -310,9 +308,8 @@ class order_index {
     // Read the records in memory order: they were allocated one after another as they were
     // loaded or written, so this walks memory forwards instead of jumping around it (measured
     // at 1M records: ~2.5x faster than reading them in hash-set order).
-    std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
-      return to_raw(a.rec) < to_raw(b.rec);
-    });
+    std::sort(entries.begin(), entries.end(),
+              [](const entry& a, const entry& b) { return to_raw(a.rec) < to_raw(b.rec); });
     std::vector<std::uint8_t> exact(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
       auto kp = key_prefix_of(*to_raw(entries[i].rec), 0);
@@ -735,9 +732,8 @@ class order_index {
     for (auto it = first; it != last; ++it) {
       next.emplace_back(key_prefix_of(*to_raw(entries[*it].rec), level), *it);
     }
-    std::sort(next.begin(), next.end(), [](const auto& a, const auto& b) {
-      return a.first.prefix < b.first.prefix;
-    });
+    std::sort(next.begin(), next.end(),
+              [](const auto& a, const auto& b) { return a.first.prefix < b.first.prefix; });
     for (std::size_t k = 0; k < next.size(); ++k) {
       order[i + k] = next[k].second;
     }

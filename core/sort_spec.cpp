@@ -271,7 +271,7 @@ std::uint64_t value_prefix(const boost::json::value* v) {
   std::uint64_t payload = 0;
   switch (rank) {
     case 1: {
-      double d = v->is_double() ? v->get_double()
+      double d = v->is_double()  ? v->get_double()
                  : v->is_int64() ? static_cast<double>(v->get_int64())
                                  : static_cast<double>(v->get_uint64());
       if (std::isnan(d)) {

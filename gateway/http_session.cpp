@@ -59,22 +59,6 @@ std::optional<core::error> hub_refusal(const server_context& ctx, const core::pr
   return std::nullopt;
 }
 
-std::optional<std::string_view> header(const http::request<http::string_body>& req, http::field f) {
-  auto it = req.find(f);
-  if (it == req.end()) {
-    return std::nullopt;
-  }
-  return std::string_view{it->value()};
-}
-
-std::optional<std::string_view> header(const http::request<http::string_body>& req,
-                                       std::string_view name) {
-  auto it = req.find(name);
-  if (it == req.end()) {
-    return std::nullopt;
-  }
-  return std::string_view{it->value()};
-}
 }  // namespace
 
 http_session::http_session(tcp::socket&& socket, server_context& ctx)
@@ -321,18 +305,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
       respond(405, error_body(w->error()), false, "POST");
       return;
     }
-    if (!origin_ok(req)) {
-      respond(403, error_body(origin_forbidden()));
-      return;
-    }
-    if (id_.refused) {
-      respond_auth(*id_.refused);
-      return;
-    }
-    if (auto ok = core::check_space_access(ctx_.opts.spaces, (*w)->space, core::space_access::read,
-                                           *id_.who);
-        !ok) {
-      respond_auth(ok.error());
+    if (refuse_for_space(req, (*w)->space, core::space_access::read)) {
       return;
     }
     handle_windowed(req, std::move(w->value()));
@@ -348,20 +321,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
     respond(status_for(e), error_body(e), false, allow);
     return;
   }
-  // A cross-site page could otherwise post with the user's cookie (a "simple" POST needs no
-  // preflight): browsers send Origin on every such request, and an untrusted one is refused.
-  if (!origin_ok(req)) {
-    respond(403, error_body(origin_forbidden()));
-    return;
-  }
-  if (id_.refused) {
-    respond_auth(*id_.refused);
-    return;
-  }
-  if (auto ok = core::check_space_access(ctx_.opts.spaces, route->cmd.space,
-                                         core::space_access::write, *id_.who);
-      !ok) {
-    respond_auth(ok.error());
+  if (refuse_for_space(req, route->cmd.space, core::space_access::write)) {
     return;
   }
   if (ctx_.draining) {
@@ -833,6 +793,25 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   http::async_write(
       stream_, res_,
       beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+}
+
+bool http_session::refuse_for_space(const http::request<http::string_body>& req,
+                                    const std::string& space, core::space_access access) {
+  // A cross-site page could otherwise post with the user's cookie (a "simple" POST needs no
+  // preflight): browsers send Origin on every such request, and an untrusted one is refused.
+  if (!origin_ok(req)) {
+    respond(403, error_body(origin_forbidden()));
+    return true;
+  }
+  if (id_.refused) {
+    respond_auth(*id_.refused);
+    return true;
+  }
+  if (auto ok = core::check_space_access(ctx_.opts.spaces, space, access, *id_.who); !ok) {
+    respond_auth(ok.error());
+    return true;
+  }
+  return false;
 }
 
 void http_session::respond_auth(const core::error& e) {

@@ -9,6 +9,7 @@
 #include "actors/frame_sink.hpp"
 #include "actors/windowed_query.hpp"
 #include "core/query_definition.hpp"
+#include "core/space_rules.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
@@ -30,6 +31,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void handle(http::request<http::string_body>&& req);
   void respond(unsigned status, std::string body, bool close = false, std::string_view allow = {},
                std::string_view upgrade = {});
+  /// The checks before a write or windowed request touches `space` (Origin 403, a refused
+  /// credential, the space's rule): true when one answered.
+  bool refuse_for_space(const http::request<http::string_body>& req, const std::string& space,
+                        core::space_access access);
   /// An auth.* refusal in the error envelope, with the Bearer challenge on 401.
   void respond_auth(const core::error& e);
   /// Answers GET /v1/auth for the request's credentials.

@@ -7,17 +7,6 @@
 
 namespace weir::gateway {
 
-namespace {
-std::optional<std::string_view> header(const http::request<http::string_body>& req,
-                                       std::string_view name) {
-  auto it = req.find(name);
-  if (it == req.end()) {
-    return std::nullopt;
-  }
-  return std::string_view{it->value()};
-}
-}  // namespace
-
 std::int64_t unix_now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())

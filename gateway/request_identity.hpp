@@ -24,6 +24,16 @@ struct request_identity {
   std::string client;
 };
 
+/// A header's value (`key`: an http::field or a name), or nullopt when the request has none.
+template <class Key>
+std::optional<std::string_view> header(const http::request<http::string_body>& req, Key key) {
+  auto it = req.find(key);
+  if (it == req.end()) {
+    return std::nullopt;
+  }
+  return std::string_view{it->value()};
+}
+
 /// Identifies the caller of `req`, received from `peer`.
 request_identity identify(const server_context& ctx, const http::request<http::string_body>& req,
                           std::string_view peer);

@@ -1,5 +1,6 @@
 // weir::gateway::server_context — what every session of one http_server shares: the runtime,
-// the options, the set of live hub sessions (so shutdown can close them), and a draining flag.
+// the options, the set of live hub sessions (so shutdown can close them), a draining flag, and
+// the connection budget (http.maxConnections, per client).
 // Internal to gateway/.
 #pragma once
 

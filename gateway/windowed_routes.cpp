@@ -43,8 +43,8 @@ std::optional<core::result<windowed_route>> match_windowed_route(std::string_vie
     if (r.scope == core::windowed_scope::objects && !r.subscribe) {
       return std::nullopt;  // /objects/query is also an object's path in the write API
     }
-    return core::result<windowed_route>{core::make_error(
-        "method.not_allowed", "this path accepts only POST", {{"allow", "POST"}})};
+    return core::result<windowed_route>{
+        core::make_error("method.not_allowed", "this path accepts only POST", {{"allow", "POST"}})};
   }
   return core::result<windowed_route>{std::move(r)};
 }

@@ -169,8 +169,8 @@ class property_run {
           << "step " << step << ", " << e.c.body;
       auto deadline = clock_type::now() + 5s;
       while (e.s->window() != want) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                          clock_type::now());
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
         auto f = left.count() > 0 ? e.s->next(left) : std::nullopt;
         ASSERT_TRUE(f) << "step " << step << ", " << e.c.scope << " " << e.c.body
                        << ": the window never became the fresh query's\n  window: "

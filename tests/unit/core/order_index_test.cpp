@@ -78,7 +78,8 @@ void churn(const sort_spec& spec) {
         if (live.count(id)) {
           continue;
         }
-        auto r = rec(id, static_cast<int>(rng() % 50) - 1, std::string(1 + rng() % 12, 'a' + rng() % 3));
+        auto r =
+            rec(id, static_cast<int>(rng() % 50) - 1, std::string(1 + rng() % 12, 'a' + rng() % 3));
         live[id] = r;
         auto at = std::upper_bound(ref.begin(), ref.end(), r, less);
         auto expect_rank = static_cast<std::size_t>(at - ref.begin());
@@ -138,10 +139,26 @@ INSTANTIATE_TEST_SUITE_P(Sorts, OrderIndexTest,
 
 TEST(OrderIndex, PrefixNeverContradictsTheFullOrder) {
   auto spec = spec_of({"v"});
-  std::vector<std::string> values{"null",  "-1e300", "-5",  "-0.0",      "0",       "0.5",
-                                  "1",     "1.0",    "2",   "9007199254740993",     "1e300",
-                                  "\"\"",  "\"a\"",  "\"a\\u0000\"", "\"abcdefgh\"", "\"abcdefgi\"",
-                                  "{}",    "[]",     "false", "true"};
+  std::vector<std::string> values{"null",
+                                  "-1e300",
+                                  "-5",
+                                  "-0.0",
+                                  "0",
+                                  "0.5",
+                                  "1",
+                                  "1.0",
+                                  "2",
+                                  "9007199254740993",
+                                  "1e300",
+                                  "\"\"",
+                                  "\"a\"",
+                                  "\"a\\u0000\"",
+                                  "\"abcdefgh\"",
+                                  "\"abcdefgi\"",
+                                  "{}",
+                                  "[]",
+                                  "false",
+                                  "true"};
   std::vector<std::pair<std::uint64_t, boost::json::object>> docs;
   for (auto& v : values) {
     boost::json::object d;
@@ -152,8 +169,8 @@ TEST(OrderIndex, PrefixNeverContradictsTheFullOrder) {
   for (auto& [pa, a] : docs) {
     for (auto& [pb, b] : docs) {
       if (pa < pb) {
-        EXPECT_LT(spec.compare(a, b), 0) << boost::json::serialize(a) << " vs "
-                                         << boost::json::serialize(b);
+        EXPECT_LT(spec.compare(a, b), 0)
+            << boost::json::serialize(a) << " vs " << boost::json::serialize(b);
       }
     }
   }
@@ -169,11 +186,24 @@ namespace {
 // whole positions when they are not: long strings sharing their first bytes, fractions, big
 // integers, objects, NULs, escapes, missing values — against one-by-one inserts.
 TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
-  std::vector<std::string> values{"\"a\"",        "\"abcdefgh1\"", "\"abcdefgh2\"", "\"abcdef\"",
-                                  "\"abc\\u0000\"", "\"ab\\\"c\"",   "1.25",         "1.5",
-                                  "1",            "9007199254740993", "9007199254740992",
-                                  "-3",           "null",        "{\"x\":1}",     "{\"x\":2}",
-                                  "[1,2]",        "true",        "false"};
+  std::vector<std::string> values{"\"a\"",
+                                  "\"abcdefgh1\"",
+                                  "\"abcdefgh2\"",
+                                  "\"abcdef\"",
+                                  "\"abc\\u0000\"",
+                                  "\"ab\\\"c\"",
+                                  "1.25",
+                                  "1.5",
+                                  "1",
+                                  "9007199254740993",
+                                  "9007199254740992",
+                                  "-3",
+                                  "null",
+                                  "{\"x\":1}",
+                                  "{\"x\":2}",
+                                  "[1,2]",
+                                  "true",
+                                  "false"};
   std::mt19937 rng{3};
   for (auto keys : std::vector<std::vector<std::string>>{{"v"}, {"v", "-w"}, {"-v", "w"}}) {
     auto spec = sort_spec::parse(keys).value();
@@ -181,8 +211,8 @@ TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
     order_index<record_ptr> one{spec};
     for (int i = 0; i < 400; ++i) {
       auto text = R"({"id":"r)" + std::to_string(rng() % 100000) + R"(",)" +
-                  (rng() % 7 ? R"("v":)" + values[rng() % values.size()] + "," : "") +
-                  R"("w":)" + values[rng() % values.size()] + "}";
+                  (rng() % 7 ? R"("v":)" + values[rng() % values.size()] + "," : "") + R"("w":)" +
+                  values[rng() % values.size()] + "}";
       auto r = parse_record(text);
       ASSERT_TRUE(r) << text;
       if (one.find(spec.position_of(parse_doc(*r))) != one.end()) {

@@ -142,9 +142,9 @@ TEST_P(WindowViewProperty, EveryWindowEqualsAFreshQueryAfterEveryWrite) {
         }
         bool del = h->step.before && rng() % 4 == 0;
         if (!del) {
-          h->step.after = make(id, static_cast<int>(rng() % 20),
-                               std::vector<std::string>{"red", "blue", "green"}[rng() % 3],
-                               ++version);
+          h->step.after =
+              make(id, static_cast<int>(rng() % 20),
+                   std::vector<std::string>{"red", "blue", "green"}[rng() % 3], ++version);
         }
         if (h->step.before) {
           h->bdoc = parse_doc(*h->step.before);
