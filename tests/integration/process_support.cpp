@@ -5,14 +5,19 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <mutex>
 #include <random>
+#include <string>
 
 namespace weir::test {
 
@@ -153,13 +158,29 @@ std::uint16_t free_port() {
   // A port the child binds later must not be one the kernel hands out meanwhile: every
   // outgoing connection (of this or a parallel test) takes an ephemeral port, from
   // ip_local_port_range (32768–60999 by default). So pick at random below that range, from
-  // 20000–32767, and check that it binds now; random picks keep two parallel test processes
-  // from choosing alike.
+  // 20000–32767. A bind check alone does not stop two picks of one port before either child
+  // binds it (this process picking twice, or a parallel test process): each pick is claimed
+  // with an flock on a per-port file, held until this process exits (the kernel drops it
+  // then, even on a crash), and a port is only handed out once its claim is won.
   static std::mt19937 rng{std::random_device{}()};
+  static std::mutex mu;
+  std::lock_guard lock{mu};
   std::uniform_int_distribution<int> pick{20000, 32767};
-  for (int attempt = 0; attempt < 200; ++attempt) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string{tmp && *tmp ? tmp : "/tmp"} + "/weir-test-ports";
+  mkdir(dir.c_str(), 0777);
+  for (int attempt = 0; attempt < 500; ++attempt) {
     auto port = static_cast<std::uint16_t>(pick(rng));
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    auto path = dir + "/" + std::to_string(port);
+    int claim = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (claim < 0) {
+      continue;
+    }
+    if (flock(claim, LOCK_EX | LOCK_NB) != 0) {
+      close(claim);  // claimed by this process earlier, or by a live parallel test
+      continue;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -167,8 +188,9 @@ std::uint16_t free_port() {
     bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     close(fd);
     if (ok) {
-      return port;
+      return port;  // `claim` stays open (and locked) for the life of the process
     }
+    close(claim);
   }
   ADD_FAILURE() << "no free port found in 20000-32767";
   return 0;

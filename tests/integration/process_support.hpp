@@ -83,7 +83,8 @@ class child_process {
 };
 
 /// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range (so no
-/// outgoing connection takes it before a child process binds it).
+/// outgoing connection takes it before a child process binds it), and never handed out twice
+/// while this process lives, nor to a parallel test process (a per-port flock claim).
 std::uint16_t free_port();
 
 }  // namespace weir::test
