@@ -39,7 +39,7 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
   subscriber sub{caf::actor{},
                  q->token_,
-                 core::transfer_mode::full,
+                 req.mode,
                  std::move(sink),
                  std::make_shared<const std::string>(std::move(head)),
                  q->live_,
@@ -54,6 +54,42 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
     return core::make_error("server.draining", "this node is shutting down");
   }
   return q;
+}
+
+core::result<std::unique_ptr<direct_query>> direct_query::open_state(
+    runtime& rt, std::string space, std::string object, const direct_request& req,
+    std::weak_ptr<frame_sink> sink) {
+  auto& impl = rt.internals();
+  if (!impl.subscriptions.try_acquire(req.caller)) {
+    return core::make_error("access.rate_limited",
+                            "Subscription limit reached: close a subscription or retry later");
+  }
+  std::unique_ptr<direct_query> q{new direct_query};
+  q->rt_ = &rt;
+  q->caller_ = req.caller;
+  q->token_ = impl.next_token();
+  q->live_ = std::make_shared<std::atomic<bool>>(true);
+  auto bound = core::bind_object_document(std::move(space), std::move(object));
+  q->space_ = bound.space;
+  q->key_ = bound.key;
+  subscriber sub;
+  sub.token = q->token_;
+  sub.sink = std::move(sink);
+  sub.live = q->live_;
+  sub.tail = "";
+  sub.format = result_format::ag_ui_state;
+  if (!impl.send_to_shard({q->space_, q->object_},
+                          subscribe_msg{std::make_shared<const core::bound_query>(std::move(bound)),
+                                        std::move(sub)})) {
+    return core::make_error("server.draining", "this node is shutting down");
+  }
+  return q;
+}
+
+void direct_query::request_baseline() {
+  if (!health_ && !key_.empty()) {
+    rt_->internals().send_to_live_shard({space_, object_}, rebaseline_msg{key_, token_});
+  }
 }
 
 core::result<std::unique_ptr<direct_query>> direct_query::open_health(

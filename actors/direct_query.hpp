@@ -1,8 +1,10 @@
-// weir::actors::direct_query — a subscription on one named query outside the hubs: the HTTP
-// snapshot and the direct per-query transports of arc-hub §10. Full snapshots only; each
-// emission is written to the sink as `head + body + tail`, so the caller decides the envelope
-// (bare QueryResult, or a {"type":"Data","data":…} frame). Counts against the subscription
-// budget like a hub subscription ("live subscriptions, direct or on a hub", seed 001).
+// weir::actors::direct_query — a subscription outside the hubs: a named query's HTTP snapshot
+// and direct per-query transports (arc-hub §10: full snapshots, or Weir's `patch` and `delta`
+// transfer modes when asked), and the AG-UI state stream of one object's property document.
+// Each emission is written to the sink as `head + body + tail`, so the caller decides the
+// envelope (bare QueryResult, a {"type":"Data","data":…} frame, an SSE event). Counts against
+// the subscription budget like a hub subscription ("live subscriptions, direct or on a hub",
+// seed 001).
 #pragma once
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include "core/principal.hpp"
 #include "core/query_health.hpp"
 #include "core/result.hpp"
+#include "core/transfer_mode.hpp"
 
 namespace weir::core {
 struct query_definition;
@@ -33,6 +36,9 @@ struct direct_request {
   std::uint64_t page_size = 0;
   std::optional<std::string> sort_by;
   bool descending = false;
+  /// `transferMode` (Weir's extension on the direct transports): full snapshots unless the
+  /// client asks for `delta` or `patch`.
+  core::transfer_mode mode = core::transfer_mode::full;
   std::string caller;  ///< budget key (see caller_key)
   /// Who asks: the query's `authorize` rule is checked against it and its claims are bound.
   std::shared_ptr<const core::principal> who = core::anonymous_principal();
@@ -48,6 +54,14 @@ class direct_query {
                                                           direct_request req,
                                                           std::weak_ptr<frame_sink> sink,
                                                           std::string head, std::string_view tail);
+  /// Opens the AG-UI state stream of object `object`'s property document in `space`: a
+  /// STATE_SNAPSHOT (`{}` while the object has none), then a STATE_DELTA per change. The caller
+  /// checked the space and its read rule. Errors: access.rate_limited (over a subscription
+  /// budget, as on the windowed API), server.draining.
+  static core::result<std::unique_ptr<direct_query>> open_state(runtime& rt, std::string space,
+                                                                std::string object,
+                                                                const direct_request& req,
+                                                                std::weak_ptr<frame_sink> sink);
   /// Opens a direct subscription on the health feed (arc-hub §11) for `scope`, with the same
   /// envelope and budget rules. Errors: auth.required (authentication is configured and the
   /// scope is anonymous: decision 7), subscription.limit, server.draining.
@@ -61,6 +75,10 @@ class direct_query {
   /// When the credential this subscription needed expires (seconds since the Unix epoch): the
   /// transport ends it then with its unauthorized answer. Unset when it needs no credential.
   std::optional<std::int64_t> expires_at() const { return expires_at_; }
+
+  /// Asks for a fresh baseline frame (outbound_frame::baseline): the sink dropped frames while
+  /// it lagged. Thread-safe; frames after the baseline continue from it.
+  void request_baseline();
 
  private:
   std::optional<std::int64_t> expires_at_;

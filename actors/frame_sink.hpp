@@ -19,6 +19,10 @@ struct outbound_frame {
   /// so a frame still queued for it is dropped instead of written (arc-hub §4: nothing for a
   /// replaced owner, checked before each write). Null for connection-level frames.
   std::shared_ptr<const std::atomic<bool>> live;
+  /// The body carries the whole value (a snapshot), not a change against an earlier frame: a
+  /// stream that dropped frames while it lagged may start again from here (AG-UI state
+  /// streams: a STATE_SNAPSHOT).
+  bool baseline = false;
 
   bool is_live() const { return !live || live->load(std::memory_order_acquire); }
 

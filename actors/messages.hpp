@@ -44,6 +44,10 @@ struct commit_msg {
   std::string error;
 };
 
+/// How a subscriber's results are encoded: Arc QueryResult bodies (shaped by its transfer
+/// mode), or AG-UI state events (a state stream on one object's property document).
+enum class result_format : std::uint8_t { query_result, ag_ui_state };
+
 /// One subscription of one connection on one query key. Results go straight from the query
 /// actor to the connection's sink: the shared body behind this subscription's envelope head,
 /// with no per-subscriber actor message. The connection actor keeps the protocol decisions
@@ -63,6 +67,7 @@ struct subscriber {
   /// Set for a windowed subscription: it gets the windowed frames; sink, head and mode unused.
   std::weak_ptr<windowed_sink> windowed;
   bool windowed_stream = false;  ///< opened as a windowed subscription (`windowed` may expire)
+  result_format format = result_format::query_result;
 };
 
 /// Connection → shard (→ query actor): open a subscription on a bound query.
@@ -91,6 +96,13 @@ struct loaded_msg {
 /// Owner side, cluster → shard → query actor `key`: send watch `token` a fresh snapshot (its
 /// gateway fell behind and its queued changes were dropped).
 struct resync_msg {
+  std::string key;
+  std::uint64_t token = 0;
+};
+
+/// Subscriber → shard (or remote shard) → query actor `key`: send subscription `token` a fresh
+/// baseline (it dropped frames while it lagged; an AG-UI state stream resynchronises so).
+struct rebaseline_msg {
   std::string key;
   std::uint64_t token = 0;
 };
@@ -178,6 +190,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_lost_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::resync_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::rebaseline_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reset_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::fail_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sub_failed_msg)

@@ -16,7 +16,9 @@
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "core/ag_ui_state.hpp"
 #include "core/change_set.hpp"
+#include "core/json_diff.hpp"
 #include "core/order_index.hpp"
 #include "core/query_result.hpp"
 #include "core/result_body.hpp"
@@ -34,21 +36,33 @@ using sub_entry = subscriber;
 
 /// Writes one result to a subscriber's sink: its envelope head, the shared body, the tail.
 /// `now_ms` stamps the subscription's data-served time for the health feed (one relaxed store).
-void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms) {
+/// `baseline`: the body carries the whole value, not a change (see outbound_frame).
+void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms, bool baseline) {
   if (auto sink = s.sink.lock()) {
     // Stamped first: once the frame is handed over, a client may read it and ask the health
     // feed before this thread runs again.
     if (s.served) {
       s.served->store(now_ms, std::memory_order_relaxed);
     }
-    sink->send(outbound_frame{s.head, body, s.tail, s.live});
+    sink->send(outbound_frame{s.head, body, s.tail, s.live, baseline});
   }
 }
 
 constexpr std::size_t mode_index(transfer_mode m) {
   return static_cast<std::size_t>(m);
 }
-constexpr std::size_t mode_count = 3;
+// One encoded body per slot and emission: the four transfer modes, then AG-UI state events.
+constexpr std::size_t ag_ui_slot = 4;
+constexpr std::size_t slot_count = 5;
+constexpr std::size_t legacy_slot = mode_index(transfer_mode::legacy);
+constexpr std::size_t full_slot = mode_index(transfer_mode::full);
+constexpr std::size_t delta_slot = mode_index(transfer_mode::delta);
+constexpr std::size_t patch_slot = mode_index(transfer_mode::patch);
+static_assert(patch_slot < ag_ui_slot);
+
+std::size_t slot_of(const sub_entry& s) {
+  return s.format == result_format::ag_ui_state ? ag_ui_slot : mode_index(s.mode);
+}
 
 struct query_state {
   runtime::impl* rt = nullptr;
@@ -62,11 +76,11 @@ struct query_state {
   std::vector<sub_entry> replicas;                             // raw consumers (watches, merges)
   std::unordered_map<std::uint64_t, std::size_t> index;        // token → position in subs
   std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
-  std::array<std::size_t, mode_count> mode_subs{};
+  std::array<std::size_t, slot_count> slot_subs{};
   std::size_t windowed_subs = 0;
   std::uint64_t seen = 0;
   std::uint64_t seq = 0;
-  std::array<body_ptr, mode_count> snapshot_cache{};  // valid for `seq`
+  std::array<body_ptr, slot_count> snapshot_cache{};  // valid for `seq`
   body_ptr windowed_snapshot;                         // valid for `seq`
   std::int64_t held_bytes = 0;                        // JSON bytes of the rows held
   static inline const char* name = "weir.query";
@@ -106,6 +120,19 @@ struct query_state {
   }
 
   std::size_t size() const { return bounded() ? window.size() : rows->size(); }
+
+  /// A single-document query's document record; null while the object has none.
+  record_ptr document() const {
+    if (size() == 0) {
+      return nullptr;
+    }
+    return bounded() ? window.front() : rows->begin()->rec;
+  }
+
+  /// Subscribers that take RFC 6902 patches of a single document (patch mode, AG-UI state).
+  bool wants_patches() const {
+    return single() && (slot_subs[patch_slot] > 0 || slot_subs[ag_ui_slot] > 0);
+  }
 
   core::paging_info paging() const {
     if (!arc_paged()) {
@@ -153,24 +180,32 @@ struct query_state {
 
   std::optional<std::string> data_json() const {
     if (single()) {
-      if (size() == 0) {
+      auto doc = document();
+      if (!doc) {
         return std::nullopt;
       }
-      return bounded() ? window.front()->json : rows->begin().rec().json;
+      return doc->json;
     }
     std::string out;
     core::append_record_array(out, view());
     return out;
   }
 
-  body_ptr snapshot_body(transfer_mode mode) {
-    auto& cached = snapshot_cache[mode_index(mode)];
+  /// The first emission (or a fresh baseline) for `slot`: data, and for legacy collections a
+  /// change set against an empty baseline; for AG-UI, a STATE_SNAPSHOT.
+  body_ptr snapshot_body(std::size_t slot) {
+    auto& cached = snapshot_cache[slot];
     if (cached) {
       return cached;
     }
     auto data = data_json();
+    if (slot == ag_ui_slot) {
+      cached = std::make_shared<const std::string>(core::encode_state_snapshot(
+          data ? std::optional<std::string_view>{*data} : std::nullopt));
+      return cached;
+    }
     std::optional<std::string> cs;
-    if (mode == transfer_mode::legacy && !single()) {
+    if (slot == legacy_slot && !single()) {
       // Legacy's first emission carries a change set against an empty baseline (§5).
       cs.emplace();
       core::append_change_set(*cs, view(), {}, {});
@@ -229,12 +264,24 @@ std::string arc_change_set(const core::window_delta& d) {
   return out;
 }
 
-void emit_arc(query_ptr self, std::optional<std::string> cs_json) {
+/// The RFC 6902 patch from one version of a document to the next, computed once per change
+/// for every patch-mode and AG-UI subscriber of the query.
+std::string document_patch(const record_ptr& before, const record_ptr& after) {
+  return boost::json::serialize(core::json_diff(core::parse_doc(*before), core::parse_doc(*after)));
+}
+
+/// One emission to every hub and direct subscriber: each body is encoded once per slot in use.
+/// `cs_json`: a collection's change set. `patch_json`: a single document's patch from the
+/// previous emission (nullopt when the document appeared or went: then everyone gets the whole
+/// value, a baseline).
+void emit_arc(query_ptr self, std::optional<std::string> cs_json,
+              std::optional<std::string> patch_json = std::nullopt) {
   auto& st = self->state;
-  std::array<body_ptr, mode_count> bodies{};
+  std::array<body_ptr, slot_count> bodies{};
+  std::array<bool, slot_count> baseline{};
+  auto used = [&st](std::size_t slot) { return st.slot_subs[slot] > 0; };
   std::optional<std::string> data;
-  bool need_data = st.single() || st.mode_subs[mode_index(transfer_mode::full)] > 0 ||
-                   st.mode_subs[mode_index(transfer_mode::legacy)] > 0;
+  bool need_data = st.single() || used(full_slot) || used(legacy_slot);
   if (need_data) {
     data = st.data_json();
   }
@@ -243,22 +290,40 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json) {
     return s ? std::optional<std::string_view>{*s} : std::nullopt;
   };
   if (st.single()) {
-    // Non-array data: every mode sends data and never a change set (§5).
+    // Non-array data: every mode sends data and never a change set (§5); patch mode sends the
+    // document's patch instead, once it has a baseline.
     auto b = std::make_shared<const std::string>(
         core::encode_result_body(as_view(data), std::nullopt, paging));
-    bodies.fill(b);
-  } else {
-    if (st.mode_subs[mode_index(transfer_mode::full)] > 0) {
-      bodies[mode_index(transfer_mode::full)] = std::make_shared<const std::string>(
-          core::encode_result_body(as_view(data), std::nullopt, paging));
+    bodies[legacy_slot] = bodies[full_slot] = bodies[delta_slot] = b;
+    baseline[legacy_slot] = baseline[full_slot] = baseline[delta_slot] = true;
+    if (used(patch_slot)) {
+      bodies[patch_slot] = patch_json
+                               ? std::make_shared<const std::string>(core::encode_result_body(
+                                     std::nullopt, std::nullopt, paging, *patch_json))
+                               : b;
+      baseline[patch_slot] = !patch_json;
     }
-    if (st.mode_subs[mode_index(transfer_mode::delta)] > 0) {
-      bodies[mode_index(transfer_mode::delta)] = std::make_shared<const std::string>(
+    if (used(ag_ui_slot)) {
+      bodies[ag_ui_slot] = std::make_shared<const std::string>(
+          patch_json ? core::encode_state_delta(*patch_json)
+                     : core::encode_state_snapshot(as_view(data)));
+      baseline[ag_ui_slot] = !patch_json;
+    }
+  } else {
+    if (used(full_slot)) {
+      bodies[full_slot] = std::make_shared<const std::string>(
+          core::encode_result_body(as_view(data), std::nullopt, paging));
+      baseline[full_slot] = true;
+    }
+    // A collection asked for patches gets delta's change sets (arc-hub decision 9).
+    if (used(delta_slot) || used(patch_slot)) {
+      bodies[delta_slot] = bodies[patch_slot] = std::make_shared<const std::string>(
           core::encode_result_body(std::nullopt, as_view(cs_json), paging));
     }
-    if (st.mode_subs[mode_index(transfer_mode::legacy)] > 0) {
-      bodies[mode_index(transfer_mode::legacy)] = std::make_shared<const std::string>(
+    if (used(legacy_slot)) {
+      bodies[legacy_slot] = std::make_shared<const std::string>(
           core::encode_result_body(as_view(data), as_view(cs_json), paging));
+      baseline[legacy_slot] = true;
     }
   }
   auto now_ms = unix_now_ms();
@@ -267,7 +332,8 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json) {
       continue;
     }
     if (s.live->load(std::memory_order_relaxed)) {
-      deliver(s, bodies[mode_index(s.mode)], now_ms);
+      auto slot = slot_of(s);
+      deliver(s, bodies[slot], now_ms, baseline[slot]);
     }
   }
 }
@@ -294,7 +360,7 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   if (is_windowed(st.subs[pos])) {
     --st.windowed_subs;
   } else {
-    --st.mode_subs[mode_index(st.subs[pos].mode)];
+    --st.slot_subs[slot_of(st.subs[pos])];
   }
   // A direct subscription has no connection actor, and a null address must not be hashed
   // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
@@ -494,6 +560,8 @@ void on_update(query_ptr self, const view_update& u) {
   if (arc && fallback) {
     old_view = st.view();
   }
+  // A single document's previous version, for the patches of patch-mode and AG-UI subscribers.
+  record_ptr before_doc = st.wants_patches() ? st.document() : nullptr;
   core::window_delta d;
   if (u.object_deleted) {
     // Every row went with its object.
@@ -528,7 +596,11 @@ void on_update(query_ptr self, const view_update& u) {
   // change set (and data, in the modes that carry it).
   if (st.subs.size() > st.windowed_subs) {
     if (st.single()) {
-      emit_arc(self, std::nullopt);
+      std::optional<std::string> patch;
+      if (auto after_doc = before_doc ? st.document() : nullptr) {
+        patch = document_patch(before_doc, after_doc);
+      }
+      emit_arc(self, std::nullopt, std::move(patch));
     } else if (fallback || st.no_identity > 0) {
       auto cs = fallback_change_set(old_view, st.view());
       static const std::string empty_change_set = R"({"added":[],"replaced":[],"removed":[]})";
@@ -619,8 +691,8 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           self->monitor(sub.conn);
         }
         st.index[sub.token] = st.subs.size();
-        ++st.mode_subs[mode_index(sub.mode)];
-        deliver(sub, st.snapshot_body(sub.mode), unix_now_ms());
+        ++st.slot_subs[slot_of(sub)];
+        deliver(sub, st.snapshot_body(slot_of(sub)), unix_now_ms(), true);
         st.subs.push_back(std::move(sub));
       },
       [self](const unsubscribe_msg& m) {
@@ -636,6 +708,18 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           }
         }
       },
+      [self](const rebaseline_msg& m) {
+        // A subscriber that dropped frames while it lagged starts again from the current value.
+        auto& st = self->state;
+        auto it = st.index.find(m.token);
+        if (it == st.index.end()) {
+          return;
+        }
+        auto& s = st.subs[it->second];
+        if (!is_windowed(s) && s.live && s.live->load(std::memory_order_relaxed)) {
+          deliver(s, st.snapshot_body(slot_of(s)), unix_now_ms(), true);
+        }
+      },
       [self](reset_msg& m) {
         // A replica starting over (gateway side): a fresh full baseline for every hub
         // subscriber, as after a reconnect (arc-hub: the subscription stays, its state is
@@ -647,7 +731,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         auto now_ms = unix_now_ms();
         for (auto& s : st.subs) {
           if (s.live && s.live->load(std::memory_order_relaxed)) {
-            deliver(s, st.snapshot_body(s.mode), now_ms);
+            deliver(s, st.snapshot_body(slot_of(s)), now_ms, true);
           }
         }
       },

@@ -254,6 +254,13 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
           close_query(self, m.key);
         }
       },
+      [self](rebaseline_msg& m) {
+        // A subscription still waiting for its watch gets a baseline when it opens anyway.
+        auto& st = self->state;
+        if (auto it = st.queries.find(m.key); it != st.queries.end() && it->second.actor) {
+          self->send(it->second.actor, std::move(m));
+        }
+      },
       [self](const query_idle_msg& m) {
         touch(self);
         auto& st = self->state;

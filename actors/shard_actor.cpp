@@ -788,6 +788,12 @@ caf::behavior serving(shard_ptr self) {
           self->send(it->second.actor, std::move(m));
         }
       },
+      [self](rebaseline_msg& m) {
+        auto it = self->state.views.find(m.key);
+        if (it != self->state.views.end()) {
+          self->send(it->second.actor, std::move(m));
+        }
+      },
       [self](const query_idle_msg& m) {
         touch(self);
         handle_idle(self, m);

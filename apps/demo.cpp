@@ -1,12 +1,16 @@
 // The demo: queries over a task board, bank accounts and a chat room in space "demo", seeded
 // once, then a writer that flips a task's state, moves money and posts a chat line each tick
-// (the room keeps its last 500 lines: a history for windowed subscriptions to page through).
+// (the room keeps its last 500 lines: a history for windowed subscriptions to page through),
+// and keeps the main board's own document current (task counts, the last changes): a single
+// document that changes a little each tick, for the `patch` mode and the AG-UI state stream.
 #include "apps/demo.hpp"
 
 #include <chrono>
 #include <condition_variable>
 #include <future>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -111,7 +115,22 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
   for (int i = 0; i < 300 && !stop_ && rt_.cluster() && rt_.cluster()->health().first != 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds{100});
   }
-  write_sync(rt_, put("main", "", "", R"({"name":"Main board","owner":"ada"})"));
+  // The main board's document: its task counts and its last 10 changes (id-keyed, newest
+  // first), rewritten as the tasks change.
+  std::vector<std::string> task_state;
+  boost::json::array activity;
+  std::uint64_t change = 0;
+  auto board = [&] {
+    boost::json::object counts{{"todo", 0}, {"doing", 0}, {"done", 0}};
+    for (const auto& st : task_state) {
+      counts[st] = counts[st].as_int64() + 1;
+    }
+    return boost::json::serialize(boost::json::object{{"name", "Main board"},
+                                                      {"owner", "ada"},
+                                                      {"counts", std::move(counts)},
+                                                      {"changes", change},
+                                                      {"activity", activity}});
+  };
   write_sync(rt_, put("ops", "", "", R"({"name":"Ops board","owner":"grace"})"));
   const char* titles[] = {"Write docs", "Fix login",   "Add metrics", "Tune RocksDB",
                           "Review PR",  "Plan sprint", "Upgrade CAF", "Load test"};
@@ -120,7 +139,9 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
     boost::json::object t{
         {"id", id}, {"title", titles[i]}, {"state", states[i % 3]}, {"assignee", people[i % 5]}};
     write_sync(rt_, put("main", "tasks", id, boost::json::serialize(t)));
+    task_state.emplace_back(states[i % 3]);
   }
+  write_sync(rt_, put("main", "", "", board()));
   for (int i = 0; i < 5; ++i) {
     auto id = std::string{"acct-"} + people[i];
     boost::json::object a{{"id", id}, {"name", people[i]}, {"balance", 100 * (i + 1)}};
@@ -129,10 +150,9 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
   // The chat room: a history worth windowing (200 lines at start, up to 500 kept), written as
   // this run's messages so a restart on old data adds to it instead of overwriting it.
   write_sync(rt_, put("lobby", "", "", R"({"name":"Lobby","kind":"room"})"));
-  auto run_id = std::to_string(
-      std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  auto run_id = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
   auto message = [&](std::uint64_t n) {
     return boost::json::object{{"id", "m-" + run_id + "-" + std::to_string(n)},
                                {"from", people[rng() % 5]},
@@ -156,15 +176,27 @@ void demo_writer::run(std::uint64_t seed, std::int64_t period_ms) {
   while (!stop_) {
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{period_ms};
     {
-      auto id = "t" + std::to_string(rng() % 8 + 1);
+      auto task = rng() % 8;
+      auto id = "t" + std::to_string(task + 1);
+      const char* state = states[rng() % 3];
       actors::write_command c;
       c.kind = actors::write_kind::patch_record;
       c.space = "demo";
       c.object = "main";
       c.dataset = "tasks";
       c.id = id;
-      c.body = boost::json::object{{"$set", boost::json::object{{"state", states[rng() % 3]}}}};
+      c.body = boost::json::object{{"$set", boost::json::object{{"state", state}}}};
       write_sync(rt_, std::move(c));
+      task_state[task] = state;
+      ++change;
+      activity.insert(activity.begin(), boost::json::object{{"id", "c" + std::to_string(change)},
+                                                            {"task", id},
+                                                            {"state", state},
+                                                            {"by", people[rng() % 5]}});
+      if (activity.size() > 10) {
+        activity.pop_back();
+      }
+      write_sync(rt_, put("main", "", "", board()));
     }
     {
       actors::write_command c;

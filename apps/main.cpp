@@ -32,7 +32,7 @@ constexpr const char* usage = R"(usage:
       --peer-token-file sets cluster.token (the members' shared secret) from a file. --check
       validates the configuration and flags, prints a summary and exits (0 when valid)
       without serving.
-  weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta] [--id QUERY_ID]
+  weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta|patch] [--id QUERY_ID]
              [--url ws://HOST:PORT/.cratis/queries/ws] [--frames N]
       Subscribes to a named query on the WebSocket hub and prints each frame as one JSON line
       (Connected included); --frames N stops after N frames.

@@ -3,6 +3,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "core/record_rules.hpp"
+
 namespace weir::cluster {
 namespace {
 
@@ -60,6 +62,11 @@ v1::BoundQuery to_proto(const core::bound_query& query) {
     q.set_member_part(!query.key.empty() && query.key.front() == 'm');
     return q;
   }
+  if (query.from.query_name.empty() && query.single_id) {
+    q.set_space(query.space);
+    q.set_document_object(*query.single_id);
+    return q;
+  }
   q.set_query_name(query.from.query_name);
   for (auto& [name, value] : query.from.arguments) {
     auto* a = q.add_arguments();
@@ -77,6 +84,21 @@ v1::BoundQuery to_proto(const core::bound_query& query) {
 
 core::result<core::bound_query> bind_watched(const v1::BoundQuery& q,
                                              const actors::query_catalog& catalog) {
+  if (q.query_name().empty() && !q.document_object().empty()) {
+    if (auto ok = core::validate_id(q.space(), "space"); !ok) {
+      return std::move(ok).error();
+    }
+    if (auto ok = core::validate_id(q.document_object(), "objectId"); !ok) {
+      return std::move(ok).error();
+    }
+    auto bound = core::bind_object_document(q.space(), q.document_object());
+    if (bound.key != q.key()) {
+      return core::make_error("cluster.mismatch",
+                              "the document query binds differently on the owner: every member "
+                              "needs the same version");
+    }
+    return bound;
+  }
   if (q.query_name().empty()) {
     core::windowed_scope scope = core::windowed_scope::object;
     if (q.windowed_scope() == "objects") {

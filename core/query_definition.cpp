@@ -867,6 +867,19 @@ result<bound_query> bind_query(const query_definition& def,
   return out;
 }
 
+std::string object_document_key(std::string_view object) {
+  return "d" + json::serialize(json::array{"document", json::string{object}});
+}
+
+bound_query bind_object_document(std::string space, std::string object) {
+  bound_query q;
+  q.space = std::move(space);
+  q.dataset = "objects";  // property documents live in the space's objects collection
+  q.key = object_document_key(object);
+  q.single_id = std::move(object);
+  return q;
+}
+
 bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::string object) {
   bound_query q;
   q.space = req->space;

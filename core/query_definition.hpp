@@ -121,6 +121,14 @@ bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::stri
 /// member's objects only), which another member's merge watches.
 bound_query bind_windowed_merge(std::shared_ptr<const windowed_request> req, bool member_part);
 
+/// The property document of object `object` in `space`, as a single-document query of its own
+/// (an AG-UI state stream's): no named query, no windowed request. Its key names the object, so
+/// every stream of one document shares one query actor.
+bound_query bind_object_document(std::string space, std::string object);
+
+/// The key bind_object_document gives; a key of this form marks such a query.
+std::string object_document_key(std::string_view object);
+
 /// The largest window: a limit that stands for "every row from the offset on".
 inline constexpr std::uint64_t unbounded_limit = std::uint64_t{1} << 62;
 

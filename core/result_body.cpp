@@ -32,10 +32,12 @@ void append_change_set(std::string& out, const std::vector<record_ptr>& added,
 
 std::string encode_result_body(std::optional<std::string_view> data_json,
                                std::optional<std::string_view> change_set_json,
-                               const paging_info& paging) {
+                               const paging_info& paging,
+                               std::optional<std::string_view> patch_json) {
   std::string out;
   out.reserve((data_json ? data_json->size() : 0) +
-              (change_set_json ? change_set_json->size() : 0) + 320);
+              (change_set_json ? change_set_json->size() : 0) +
+              (patch_json ? patch_json->size() : 0) + 320);
   if (data_json) {
     out.append(",\"data\":");
     out.append(*data_json);
@@ -43,6 +45,10 @@ std::string encode_result_body(std::optional<std::string_view> data_json,
   if (change_set_json) {
     out.append(",\"changeSet\":");
     out.append(*change_set_json);
+  }
+  if (patch_json) {
+    out.append(",\"patch\":");
+    out.append(*patch_json);
   }
   // Every emission the engine produces is a ready, authorized, valid, successful result; the
   // failure forms travel as Unauthorized / Error frames instead (arc-hub §5).

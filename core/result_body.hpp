@@ -22,9 +22,11 @@ void append_change_set(std::string& out, const std::vector<record_ptr>& added,
                        const std::vector<record_ptr>& removed);
 
 /// The QueryResult body (everything after `"correlationId":"…"`, see query_result.hpp) from
-/// already-encoded `data` and `changeSet` JSON; nullopt omits the member.
+/// already-encoded `data`, `changeSet` and `patch` (an RFC 6902 array: the `patch` transfer
+/// mode's later emissions) JSON; nullopt omits the member.
 std::string encode_result_body(std::optional<std::string_view> data_json,
                                std::optional<std::string_view> change_set_json,
-                               const paging_info& paging);
+                               const paging_info& paging,
+                               std::optional<std::string_view> patch_json = std::nullopt);
 
 }  // namespace weir::core

@@ -36,6 +36,9 @@ transfer_mode parse_transfer_mode(std::string_view text) {
   if (iequals_ascii(text, "delta")) {
     return transfer_mode::delta;
   }
+  if (iequals_ascii(text, "patch")) {
+    return transfer_mode::patch;
+  }
   return transfer_mode::legacy;
 }
 
@@ -45,6 +48,8 @@ std::string_view to_string(transfer_mode mode) {
       return "full";
     case transfer_mode::delta:
       return "delta";
+    case transfer_mode::patch:
+      return "patch";
     case transfer_mode::legacy:
       break;
   }
@@ -53,12 +58,16 @@ std::string_view to_string(transfer_mode mode) {
 
 emission_shape plan_emission(transfer_mode mode, bool data_is_array, bool first_emission) {
   if (!data_is_array) {
+    if (mode == transfer_mode::patch && !first_emission) {
+      return emission_shape{false, false, true};
+    }
     return emission_shape{true, false};
   }
   switch (mode) {
     case transfer_mode::full:
       return emission_shape{true, false};
     case transfer_mode::delta:
+    case transfer_mode::patch:
       return first_emission ? emission_shape{true, false} : emission_shape{false, true};
     case transfer_mode::legacy:
       break;

@@ -1,7 +1,10 @@
 // weir::gateway::bounded_inbox — the cross-thread hand-off from actors to a session's strand:
 // producers push frames from any thread, the strand drains them in one go (one post per burst,
 // not per frame). Bounded in frames and bytes like the session queue behind it: a connection
-// whose I/O thread cannot drain it in time is as far behind as one whose socket is full.
+// whose I/O thread cannot drain it in time is as far behind as one whose socket is full. At the
+// bound it closes (the hubs close the connection), or, for a stream that can start again from
+// a baseline frame (an AG-UI state stream), it drops everything and takes nothing but the
+// next baseline.
 #pragma once
 
 #include <mutex>
@@ -19,17 +22,34 @@ class bounded_inbox {
     schedule,  ///< added; the caller must schedule a drain on the strand
     overflow,  ///< over a bound: the inbox closed itself; the caller closes the connection
     closed,    ///< the inbox was closed before; the frame is dropped
+    lagged,    ///< over a bound, resync mode: everything dropped; the caller asks for a baseline
+    dropped,   ///< resync mode, waiting for a baseline: this frame is not one
   };
+
+  /// Resync mode (before the first push): at the bound, drop and wait for a baseline frame
+  /// instead of closing. A baseline frame always supersedes what is queued before it.
+  void resync_on_overflow() { resync_ = true; }
 
   push_result push(actors::outbound_frame frame, const actors::hub_options& hub) {
     std::lock_guard lock{mu_};
     if (closed_) {
       return push_result::closed;
     }
+    if (resync_ && frame.baseline) {
+      frames_.clear();
+      bytes_ = 0;
+      lagging_ = false;
+    } else if (lagging_) {
+      return push_result::dropped;
+    }
     auto size = frame.size();
     if (frames_.size() >= hub.max_outbound_frames || bytes_ + size > hub.max_outbound_queue_bytes) {
-      close_locked();
-      return push_result::overflow;
+      if (!resync_ || frame.baseline) {
+        close_locked();  // a baseline alone over the bounds can never be sent
+        return push_result::overflow;
+      }
+      lag_locked();
+      return push_result::lagged;
     }
     bytes_ += size;
     frames_.push_back(std::move(frame));
@@ -50,6 +70,13 @@ class bounded_inbox {
     return out;
   }
 
+  /// Resync mode, strand side: the session's own queue overflowed. Drops what is queued and
+  /// takes nothing but the next baseline.
+  void lag() {
+    std::lock_guard lock{mu_};
+    lag_locked();
+  }
+
   /// Refuses and drops everything from now on.
   void close() {
     std::lock_guard lock{mu_};
@@ -57,6 +84,12 @@ class bounded_inbox {
   }
 
  private:
+  void lag_locked() {
+    frames_.clear();
+    bytes_ = 0;
+    lagging_ = true;
+  }
+
   void close_locked() {
     closed_ = true;
     frames_.clear();
@@ -68,6 +101,8 @@ class bounded_inbox {
   std::size_t bytes_ = 0;
   bool drain_scheduled_ = false;
   bool closed_ = false;
+  bool resync_ = false;
+  bool lagging_ = false;
 };
 
 }  // namespace weir::gateway

@@ -194,7 +194,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
     }
     if (path == core::query_health_route) {
       // The health feed over a direct WebSocket (arc-hub §11, §10).
-      direct_target target{nullptr, {}, health_scope_of(id_), correlation_, id_.refused};
+      direct_target target{nullptr, {}, health_scope_of(id_), correlation_, id_.refused, {}};
       target.request.caller = caller_of(id_);
       target.request.who = id_.who;
       stream_.expires_never();
@@ -213,7 +213,8 @@ void http_session::handle(http::request<http::string_body>&& req) {
       stream_.expires_never();
       handed_over<ws_hub_session>(
           stream_.release_socket(), ctx_,
-          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused},
+          direct_target{
+              def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused, {}},
           id_)
           ->run(std::move(req));
       return;
@@ -282,7 +283,8 @@ void http_session::handle(http::request<http::string_body>&& req) {
       parsed->direct.who = id_.who;
       handed_over<sse_hub_session>(
           std::move(stream_), ctx_, id_.client, version_,
-          direct_target{def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt})
+          direct_target{
+              def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt, {}})
           ->run();
       return;
     }
@@ -298,6 +300,17 @@ void http_session::handle(http::request<http::string_body>&& req) {
                                           {{"allow", "GET"}})),
               false, "GET");
     }
+    return;
+  }
+  if (auto st = match_state_route(std::string_view{req.method_string()}, path)) {
+    if (!*st) {
+      respond(405, error_body(st->error()), false, "GET, HEAD");
+      return;
+    }
+    if (refuse_for_space(req, (*st)->space, core::space_access::read)) {
+      return;
+    }
+    handle_state(req, std::move(st->value()));
     return;
   }
   if (auto w = match_windowed_route(std::string_view{req.method_string()}, path)) {
@@ -398,7 +411,7 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
   core::health_scope scope = health_scope_of(id_);
   auto accept = header(req, http::field::accept).value_or(std::string_view{});
   if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
-    direct_target target{nullptr, {}, scope, correlation_, std::nullopt};
+    direct_target target{nullptr, {}, scope, correlation_, std::nullopt, {}};
     target.request.caller = caller_of(id_);
     target.request.who = id_.who;
     handed_over<sse_hub_session>(std::move(stream_), ctx_, id_.client, version_, std::move(target))
@@ -552,6 +565,58 @@ void http_session::handle_windowed(http::request<http::string_body>& req, window
                      self->windowed_in_space(std::move(body), std::move(route));
                    });
       });
+}
+
+void http_session::handle_state(const http::request<http::string_body>& req, state_route route) {
+  // An AG-UI state stream of one object's property document: the space must exist (404
+  // space.not_found, as on the windowed API); the object need not (its state is `{}` until it
+  // has a document).
+  if (ctx_.draining) {
+    respond(503, error_body(core::make_error("server.draining",
+                                             "this node is shutting down; retry on another")));
+    return;
+  }
+  if (!accepts_event_stream(header(req, http::field::accept))) {
+    respond(406, error_body(core::make_error(
+                     "request.not_acceptable",
+                     "the state stream is an event stream: send Accept: text/event-stream",
+                     {{"accepted", "text/event-stream"}})));
+    return;
+  }
+  if (auto ok = core::validate_id(route.space, "space"); !ok) {
+    respond(404, error_body(space_not_found(route.space)));
+    return;
+  }
+  if (auto ok = core::validate_id(route.object, "objectId"); !ok) {
+    respond(400, error_body(ok.error()));
+    return;
+  }
+  if (head_) {
+    respond_probe();
+    return;
+  }
+  state_target target{std::move(route.space), std::move(route.object), std::nullopt};
+  if (const auto* rule = core::space_rule_for(ctx_.opts.spaces, target.space);
+      rule && !rule->read.anonymous()) {
+    target.expires_at = id_.who->expires_at;
+  }
+  auto self = shared_from_this();
+  auto space = target.space;
+  ctx_.rt.space_exists(space, [self, target = std::move(target)](bool exists) mutable {
+    asio::post(self->stream_.get_executor(), [self, exists, target = std::move(target)]() mutable {
+      if (!exists) {
+        self->respond(404, error_body(space_not_found(target.space)));
+        return;
+      }
+      direct_target d{nullptr, {}, std::nullopt, self->correlation_, std::nullopt, {}};
+      d.request.caller = caller_of(self->id_);
+      d.request.who = self->id_.who;
+      d.state = std::move(target);
+      self->handed_over<sse_hub_session>(std::move(self->stream_), self->ctx_, self->id_.client,
+                                         self->version_, std::move(d))
+          ->run();
+    });
+  });
 }
 
 void http_session::windowed_in_space(std::string body, windowed_route route) {

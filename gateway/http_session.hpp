@@ -13,6 +13,7 @@
 #include "gateway/beast.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/state_routes.hpp"
 #include "gateway/windowed_routes.hpp"
 
 namespace weir::gateway {
@@ -52,6 +53,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void on_snapshot(const actors::outbound_frame& f);
   class snapshot_sink;
   void handle_windowed(http::request<http::string_body>& req, windowed_route route);
+  void handle_state(const http::request<http::string_body>& req, state_route route);
   void windowed_in_space(std::string body, windowed_route route);
   void on_windowed_snapshot(std::shared_ptr<const std::string> body,
                             std::optional<core::error> error);

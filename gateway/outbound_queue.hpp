@@ -23,19 +23,15 @@ class outbound_queue {
   };
 
   push_result push(actors::outbound_frame f, const actors::hub_options& hub) {
-    if (!f.is_live()) {
-      return push_result::stale;
-    }
-    auto size = f.size();
-    if (size > hub.max_outbound_frame_bytes) {
-      return push_result::too_large;
-    }
-    if (frames_.size() >= hub.max_outbound_frames || bytes_ + size > hub.max_outbound_queue_bytes) {
-      return push_result::full;
-    }
-    bytes_ += size;
-    frames_.push_back(std::move(f));
-    return push_result::queued;
+    return admit(std::move(f), hub, false);
+  }
+
+  /// A baseline that replaces everything not started yet (an AG-UI state stream's snapshot):
+  /// what waits is dropped and the frame is admitted past the frame and byte bounds, so the
+  /// queue then holds at most the batch in flight (within the bounds) and this one frame. Still
+  /// refused when stale or over max_outbound_frame_bytes.
+  push_result push_superseding(actors::outbound_frame f, const actors::hub_options& hub) {
+    return admit(std::move(f), hub, true);
   }
 
   /// Starts a batch of up to `max` frames from the front and calls `visit(frame)` for each one
@@ -85,6 +81,25 @@ class outbound_queue {
   bool empty() const { return frames_.empty(); }
 
  private:
+  push_result admit(actors::outbound_frame f, const actors::hub_options& hub, bool superseding) {
+    if (!f.is_live()) {
+      return push_result::stale;
+    }
+    auto size = f.size();
+    if (size > hub.max_outbound_frame_bytes) {
+      return push_result::too_large;
+    }
+    if (superseding) {
+      drop_unstarted();
+    } else if (frames_.size() >= hub.max_outbound_frames ||
+               bytes_ + size > hub.max_outbound_queue_bytes) {
+      return push_result::full;
+    }
+    bytes_ += size;
+    frames_.push_back(std::move(f));
+    return push_result::queued;
+  }
+
   std::deque<actors::outbound_frame> frames_;
   std::size_t bytes_ = 0;
   std::size_t batch_ = 0;  // frames at the front that belong to the write in flight

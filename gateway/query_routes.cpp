@@ -67,6 +67,10 @@ core::result<route_request> parse_route_request(std::string_view query_string) {
       r.direct.sort_by = v;
     } else if (iequals(k, "sortDirection")) {
       r.direct.descending = iequals(v, "desc");
+    } else if (iequals(k, "transferMode")) {
+      // Weir's extension on the direct transports: full snapshots unless `delta` or `patch`.
+      auto mode = core::parse_transfer_mode(v);
+      r.direct.mode = mode == core::transfer_mode::legacy ? core::transfer_mode::full : mode;
     } else if (iequals(k, "waitForFirstResult")) {
       r.wait_for_first_result = iequals(v, "true");
     } else if (iequals(k, "waitForFirstResultTimeout")) {

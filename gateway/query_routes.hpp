@@ -24,8 +24,9 @@ struct route_request {
   std::optional<double> wait_timeout_s;  ///< waitForFirstResultTimeout, seconds
 };
 
-/// Parses `a=1&page=2&pageSize=10&sortBy=x&sortDirection=desc&waitForFirstResult=true`. The
-/// reserved names (case-insensitive) are not arguments. Error: query.invalid_arguments.
+/// Parses `a=1&page=2&pageSize=10&sortBy=x&sortDirection=desc&waitForFirstResult=true` (and
+/// Weir's `transferMode=patch|delta`). The reserved names (case-insensitive) are not arguments.
+/// Error: query.invalid_arguments.
 core::result<route_request> parse_route_request(std::string_view query_string);
 
 /// A QueryResult that is not a success: not ready (202), or invalid (400, with a

@@ -20,8 +20,16 @@ namespace weir::gateway {
 
 class sse_hub_session;
 
+/// An AG-UI state stream: one object's property document.
+struct state_target {
+  std::string space;
+  std::string object;
+  /// When the credential the space's read rule needed expires (the stream ends then).
+  std::optional<std::int64_t> expires_at;
+};
+
 /// A direct per-query stream (arc-hub §10): which query, with which arguments, and the
-/// correlation id its QueryResults carry.
+/// correlation id its QueryResults carry; or an AG-UI state stream (`state` set).
 struct direct_target {
   const core::query_definition* def = nullptr;  ///< null for the health feed
   actors::direct_request request;
@@ -30,6 +38,8 @@ struct direct_target {
   std::string correlation_id;
   /// The caller's credential was refused: the transport answers unauthorized (arc-hub §10).
   std::optional<core::error> refused;
+  /// Set for an AG-UI state stream instead of a query (`def` null).
+  std::optional<state_target> state;
 };
 
 class closable {

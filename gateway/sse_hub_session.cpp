@@ -8,6 +8,7 @@
 
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
+#include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
 
@@ -53,6 +54,10 @@ sse_hub_session::~sse_hub_session() {
 }
 
 void sse_hub_session::run() {
+  if (direct_ && direct_->state) {
+    run_state();
+    return;
+  }
   if (direct_) {
     auto& d = *direct_;
     auto head = "{\"correlationId\":\"" + d.correlation_id + "\"";
@@ -95,6 +100,37 @@ void sse_hub_session::run() {
   // Connected is the first event on the stream (§2.1).
   enqueue(actors::outbound_frame::text(conn_->connected_frame()));
   do_read();
+}
+
+void sse_hub_session::run_state() {
+  // An AG-UI state stream: STATE_SNAPSHOT, then STATE_DELTAs; a lagging client is brought back
+  // with a fresh STATE_SNAPSHOT instead of being cut off.
+  auto& d = *direct_;
+  auto q = actors::direct_query::open_state(ctx_.rt, d.state->space, d.state->object, d.request,
+                                            weak_from_this());
+  if (!q) {
+    refuse(status_for(q.error()), error_body(q.error()));
+    return;
+  }
+  inbox_.resync_on_overflow();
+  direct_query_ = std::move(q.value());
+  ctx_.add(shared_from_this());
+  write_stream_header();
+  do_read();
+  if (d.state->expires_at) {
+    arm_expiry(*d.state->expires_at);
+  }
+}
+
+void sse_hub_session::lagged() {
+  // Strand side. What is queued and not yet writing is stale now: the next frame written is
+  // the baseline asked for here, and every delta after it continues from it.
+  if (closing_ || closed_ || !direct_query_) {
+    return;
+  }
+  awaiting_baseline_ = true;
+  queue_.drop_unstarted();
+  direct_query_->request_baseline();
 }
 
 void sse_hub_session::write_stream_header() {
@@ -190,8 +226,13 @@ void sse_hub_session::send(actors::outbound_frame frame) {
     case bounded_inbox::push_result::overflow:
       close(1013, "Outbound queue full");
       break;
+    case bounded_inbox::push_result::lagged:
+      asio::post(stream_.get_executor(),
+                 beast::bind_front_handler(&sse_hub_session::lagged, shared_from_this()));
+      break;
     case bounded_inbox::push_result::queued:
     case bounded_inbox::push_result::closed:
+    case bounded_inbox::push_result::dropped:
       break;
   }
 }
@@ -202,6 +243,12 @@ void sse_hub_session::drain_inbox() {
     if (closing_ || closed_) {
       return;
     }
+    if (awaiting_baseline_) {
+      if (!f.baseline) {
+        continue;  // older than the baseline on its way
+      }
+      awaiting_baseline_ = false;
+    }
     enqueue(std::move(f));
   }
 }
@@ -210,7 +257,12 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
   if (closing_ || closed_) {
     return;
   }
-  switch (queue_.push(std::move(f), ctx_.rt.hub())) {
+  // A state stream's snapshot supersedes whatever waits before it, and must get through even
+  // when the batch in flight still fills the queue: it is how a lagging client comes back.
+  bool state = direct_ && direct_->state;
+  auto pushed = state && f.baseline ? queue_.push_superseding(std::move(f), ctx_.rt.hub())
+                                    : queue_.push(std::move(f), ctx_.rt.hub());
+  switch (pushed) {
     case outbound_queue::push_result::queued:
       if (!writing_ && header_done_) {
         do_write();
@@ -218,9 +270,18 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
       break;
     case outbound_queue::push_result::stale:
       break;
-    case outbound_queue::push_result::too_large:
     case outbound_queue::push_result::full:
-      // §9: on SSE the stream is closed; the client reconnects to a fresh baseline.
+      if (state) {
+        // A state stream drops what the client has not taken and starts it again from a
+        // fresh snapshot (json-patch decision 4).
+        inbox_.lag();
+        lagged();
+        break;
+      }
+      [[fallthrough]];
+    case outbound_queue::push_result::too_large:
+      // §9: on SSE the stream is closed; the client reconnects to a fresh baseline. (A state
+      // stream's frame over max_outbound_frame_bytes ends it the same way.)
       close(1013, "Outbound queue full");
       break;
   }
@@ -342,7 +403,14 @@ void sse_hub_session::end_unauthorized() {
     return;
   }
   direct_query_.reset();  // nothing more of the query: its liveness flag is cleared first
-  enqueue(actors::outbound_frame::text(unauthorized_result(correlation_id_)));
+  if (direct_ && direct_->state) {
+    // AG-UI has no unauthorized event; RUN_ERROR is its terminal error.
+    enqueue(actors::outbound_frame::text(
+        R"({"type":"RUN_ERROR","message":"the credential expired: sign in again and reconnect",)"
+        R"("code":"auth.expired"})"));
+  } else {
+    enqueue(actors::outbound_frame::text(unauthorized_result(correlation_id_)));
+  }
   closing_ = true;
   finish_after_queue_ = true;
   inbox_.close();

@@ -29,7 +29,9 @@ class sse_hub_session : public actors::frame_sink,
  public:
   sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
                   std::string correlation_id, unsigned http_version);
-  /// A direct per-query SSE stream (arc-hub §10): bare QueryResult events, no hub protocol.
+  /// A direct per-query SSE stream (arc-hub §10): bare QueryResult events, no hub protocol; or
+  /// an AG-UI state stream (`direct.state`): STATE_SNAPSHOT then STATE_DELTA events, and a fresh
+  /// STATE_SNAPSHOT instead of a close when the client lags.
   sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
                   unsigned http_version, direct_target direct);
   ~sse_hub_session() override;
@@ -53,6 +55,9 @@ class sse_hub_session : public actors::frame_sink,
   const std::string& remote_address() const { return remote_; }
 
  private:
+  void run_state();
+  /// The client lagged (strand side): drop what is queued and ask for a fresh baseline.
+  void lagged();
   void refuse_over_budget();
   void refuse(unsigned status, std::string body);
   void write_stream_header();
@@ -96,6 +101,7 @@ class sse_hub_session : public actors::frame_sink,
   bool closing_ = false;
   bool closed_ = false;
   bool finish_after_queue_ = false;  // closing, but what is queued still goes out first
+  bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
   asio::steady_timer expiry_;
   // The batch being written: its frames stay at the queue's front until the write completes.
   std::vector<asio::const_buffer> write_buffers_;

@@ -387,6 +387,8 @@ void ws_hub_session::send(actors::outbound_frame frame) {
       break;
     case bounded_inbox::push_result::queued:
     case bounded_inbox::push_result::closed:
+    case bounded_inbox::push_result::lagged:  // resync mode only (state streams, on SSE)
+    case bounded_inbox::push_result::dropped:
       break;
   }
 }

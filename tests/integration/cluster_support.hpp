@@ -100,6 +100,13 @@ class cluster3 {
     }
   }
 
+  /// The member that owns unit (`space`, `object`); `object` "" is the space's property
+  /// documents.
+  int owner_of(const std::string& space, const std::string& object) const {
+    std::vector<std::string> ids{ids_.begin(), ids_.end()};
+    return static_cast<int>(core::rendezvous_owner(ids, core::unit_name(space, object)));
+  }
+
   /// /cluster/health as node `i` answers it (null when it does not answer).
   boost::json::value health(int i) const {
     auto r = http(http_[i], "GET", "/cluster/health");

@@ -77,18 +77,7 @@ std::vector<std::string> ids_of(const json::array& items) {
 
 using ids = std::vector<std::string>;
 
-struct hub_fixture : ::testing::Test {
-  void SetUp() override {
-    node = start_node(dir.path());
-    ASSERT_TRUE(node);
-    port = node->http_port();
-  }
-  temp_dir dir;
-  std::unique_ptr<app::node> node;
-  std::uint16_t port = 0;
-};
-
-using HubRevisions = hub_fixture;
+using HubRevisions = single_node;
 
 TEST_F(HubRevisions, SubscribeWithRevisionAnswersSnapshotEchoingIt) {
   put_record(port, "t", "o1", "items", "a", R"({"n":1})");

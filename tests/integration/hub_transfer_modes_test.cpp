@@ -88,18 +88,7 @@ std::map<std::string, json::object> read_each(ws_client& ws, std::set<std::strin
   return out;
 }
 
-struct hub_fixture : ::testing::Test {
-  void SetUp() override {
-    node = start_node(dir.path());
-    ASSERT_TRUE(node);
-    port = node->http_port();
-  }
-  temp_dir dir;
-  std::unique_ptr<app::node> node;
-  std::uint16_t port = 0;
-};
-
-using HubTransferModes = hub_fixture;
+using HubTransferModes = single_node;
 
 TEST_F(HubTransferModes, FullSendsTheWholeSnapshotEveryTimeAndNeverAChangeSet) {
   put_record(port, "t", "o1", "items", "a", R"({"n":1})");

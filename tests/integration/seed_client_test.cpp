@@ -65,8 +65,8 @@ TEST(SeedClient, TheSeedsLoopFollowsAChatWindowAcrossARestart) {
     say(i);
   }
   child_process client{{WEIR_NODE, WEIR_SEED_CLIENT},
-                       {"WEIR_API=http://127.0.0.1:" + std::to_string(port) + "/v1",
-                        "WEIR_SPACE=s", "WEIR_CHAT=general"}};
+                       {"WEIR_API=http://127.0.0.1:" + std::to_string(port) + "/v1", "WEIR_SPACE=s",
+                        "WEIR_CHAT=general"}};
   auto fail = [&] { return "client stderr:\n" + client.stderr_text(); };
   ASSERT_TRUE(client.wait_line(window_is(50, 60, 11), 15s)) << fail();
   for (int i = 61; i <= 65; ++i) {

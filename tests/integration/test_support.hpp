@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include <boost/json/value.hpp>
 
 #include "apps/node.hpp"
@@ -91,6 +93,18 @@ class ws_client {
  private:
   struct impl;
   std::unique_ptr<impl> impl_;
+};
+
+/// A fixture with one node on free loopback ports, the default queries, for the test's life.
+struct single_node : ::testing::Test {
+  void SetUp() override {
+    node = start_node(dir.path());
+    ASSERT_TRUE(node);
+    port = node->http_port();
+  }
+  temp_dir dir;
+  std::unique_ptr<app::node> node;
+  std::uint16_t port = 0;
 };
 
 /// A property document without its server-maintained `modifiedAt` (which must be an integer):

@@ -59,8 +59,8 @@ TEST(WindowedCluster, AGatewayHoldsOnlyTheWindowItServes) {
               static_cast<long long>(gateway));
   EXPECT_LT(gateway, 10 * 200);
   // The window follows a write through the owner: backfilled exactly, still 10 rows.
-  auto r = http(cl.port(1), "DELETE",
-                "/v1/spaces/t/objects/" + obj + "/datasets/msgs/records/r2995");
+  auto r =
+      http(cl.port(1), "DELETE", "/v1/spaces/t/objects/" + obj + "/datasets/msgs/records/r2995");
   ASSERT_EQ(r.status, 200u) << r.body;
   auto f = s.next();
   ASSERT_TRUE(f);
@@ -107,8 +107,9 @@ TEST(WindowedCluster, AStreamWhoseOwnerDiesEndsWithServerShutdown) {
   ASSERT_TRUE(cl.wait_state(gw, owner, "up", 15s));
   auto deadline = clock_type::now() + 10s;
   for (;;) {
-    windowed_stream back{cl.port(gw), "t", "object",
-                         R"({"objectId":")" + obj + R"(","dataset":"msgs","sort":["n"],"limit":5})"};
+    windowed_stream back{
+        cl.port(gw), "t", "object",
+        R"({"objectId":")" + obj + R"(","dataset":"msgs","sort":["n"],"limit":5})"};
     if (back.status() == 200) {
       EXPECT_EQ(back.open().at("records").as_array().size(), 1u);
       break;
@@ -122,8 +123,7 @@ TEST(WindowedCluster, ADrainingNodeClosesItsStreamsWithServerShutdown) {
   cluster3 cl;
   auto obj = cl.object_owned_by(1, "d");
   put_record(cl.port(0), "t", obj, "msgs", "a", R"({"n":1})");
-  windowed_stream s{cl.port(0), "t", "object",
-                    R"({"objectId":")" + obj + R"(","dataset":"msgs"})"};
+  windowed_stream s{cl.port(0), "t", "object", R"({"objectId":")" + obj + R"(","dataset":"msgs"})"};
   s.open();
   std::thread term{[&] { cl.proc(0).terminate(15s); }};
   std::optional<windowed_frame> f;
@@ -138,8 +138,7 @@ TEST(WindowedCluster, ADeletedObjectIsRefusedThroughAnyMember) {
   cluster3 cl;
   auto obj = cl.object_owned_by(2, "g");
   put_record(cl.port(0), "t", obj, "msgs", "a", R"({"n":1})");
-  windowed_stream s{cl.port(1), "t", "object",
-                    R"({"objectId":")" + obj + R"(","dataset":"msgs"})"};
+  windowed_stream s{cl.port(1), "t", "object", R"({"objectId":")" + obj + R"(","dataset":"msgs"})"};
   s.open();
   auto r = http(cl.port(0), "DELETE", "/v1/spaces/t/objects/" + obj);
   ASSERT_EQ(r.status, 200u) << r.body;

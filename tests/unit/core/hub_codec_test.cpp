@@ -306,9 +306,12 @@ TEST(ParseTransferMode, IsCaseInsensitiveAndDefaultsToLegacy) {
   EXPECT_EQ(parse_transfer_mode("Full"), transfer_mode::full);
   EXPECT_EQ(parse_transfer_mode("DELTA"), transfer_mode::delta);
   EXPECT_EQ(parse_transfer_mode(""), transfer_mode::legacy);
-  EXPECT_EQ(parse_transfer_mode("patch"), transfer_mode::legacy);
+  EXPECT_EQ(parse_transfer_mode("patch"), transfer_mode::patch);
+  EXPECT_EQ(parse_transfer_mode("Patch"), transfer_mode::patch);
+  EXPECT_EQ(parse_transfer_mode("patches"), transfer_mode::legacy);
   EXPECT_EQ(parse_transfer_mode("full "), transfer_mode::legacy);
   EXPECT_EQ(to_string(transfer_mode::delta), "delta");
+  EXPECT_EQ(to_string(transfer_mode::patch), "patch");
 }
 
 TEST(EncodeServerFrames, ExactShapes) {

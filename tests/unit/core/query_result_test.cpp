@@ -270,8 +270,8 @@ TEST(TransferModes, NonArrayDataNeverGetsAChangeSet) {
 
 TEST(PlanEmission, Matrix) {
   using m = transfer_mode;
-  auto eq = [](emission_shape s, bool data, bool cs) {
-    return s.data == data && s.change_set == cs;
+  auto eq = [](emission_shape s, bool data, bool cs, bool patch = false) {
+    return s.data == data && s.change_set == cs && s.patch == patch;
   };
   EXPECT_TRUE(eq(plan_emission(m::full, true, true), true, false));
   EXPECT_TRUE(eq(plan_emission(m::full, true, false), true, false));
@@ -279,6 +279,11 @@ TEST(PlanEmission, Matrix) {
   EXPECT_TRUE(eq(plan_emission(m::delta, true, false), false, true));
   EXPECT_TRUE(eq(plan_emission(m::legacy, true, true), true, true));
   EXPECT_TRUE(eq(plan_emission(m::legacy, true, false), true, true));
+  // patch: a collection behaves as delta; a single document gets data, then patches.
+  EXPECT_TRUE(eq(plan_emission(m::patch, true, true), true, false));
+  EXPECT_TRUE(eq(plan_emission(m::patch, true, false), false, true));
+  EXPECT_TRUE(eq(plan_emission(m::patch, false, true), true, false));
+  EXPECT_TRUE(eq(plan_emission(m::patch, false, false), false, false, true));
   for (auto mode : {m::full, m::delta, m::legacy}) {
     for (bool first : {true, false}) {
       EXPECT_TRUE(eq(plan_emission(mode, false, first), true, false));

@@ -70,5 +70,23 @@ TEST(OutboundQueue, ACloseKeepsTheBatchInFlightAndDropsTheRest) {
   EXPECT_EQ(batch(q, 64), std::vector<std::string>{"e"});
 }
 
+TEST(OutboundQueue, ASupersedingBaselineDropsWhatWaitsAndPassesTheBoundsByOneFrame) {
+  actors::hub_options hub;
+  hub.max_outbound_frames = 2;
+  hub.max_outbound_queue_bytes = 100;
+  hub.max_outbound_frame_bytes = 10;
+  outbound_queue q;
+  q.push(frame("d1"), hub);
+  q.push(frame("d2"), hub);
+  EXPECT_EQ(batch(q, 1), std::vector<std::string>{"d1"});  // d1 is being written
+  EXPECT_EQ(q.push(frame("d3"), hub), outbound_queue::push_result::full);
+  EXPECT_EQ(q.push_superseding(frame("snapshot"), hub), outbound_queue::push_result::queued);
+  q.finish_batch();
+  EXPECT_EQ(batch(q, 8), std::vector<std::string>{"snapshot"});  // d2 was dropped
+  q.finish_batch();
+  EXPECT_EQ(q.push_superseding(frame("much too large"), hub),
+            outbound_queue::push_result::too_large);
+}
+
 }  // namespace
 }  // namespace weir::gateway
