@@ -373,6 +373,28 @@ TEST(Auth, WindowedApiChecksTheSpaceRule) {
   EXPECT_EQ(ok.open().at("records").as_array().size(), 1u);
 }
 
+TEST(Auth, TheStateStreamFollowsTheSpaceRuleAndEndsWhenItsCredentialExpires) {
+  auth_node n;
+  ASSERT_TRUE(n.node);
+  http(n.port, "PUT", "/v1/spaces/private-a/objects/o", R"({"n":1})",
+       n.bearer(n.token("wes", {{"roles", json::array{"writer"}}})));
+  auto anon = http(n.port, "GET", "/v1/spaces/private-a/objects/o/state", "",
+                   {{"Accept", "text/event-stream"}});
+  EXPECT_EQ(anon.status, 401u);
+  EXPECT_EQ(code_of(anon), "auth.required");
+  EXPECT_EQ(anon.headers["www-authenticate"], "Bearer realm=\"weir\"");
+  sse_client::options o;
+  o.target = "/v1/spaces/private-a/objects/o/state";
+  o.headers = {{"Accept", "text/event-stream"}, {"Cookie", "session=" + n.token("ada", {}, 3)}};
+  sse_client s{n.port, o};
+  ASSERT_EQ(s.status(), 200u);
+  EXPECT_EQ(s.read_json().at("type"), "STATE_SNAPSHOT");
+  auto end = s.read_json(8s);
+  EXPECT_EQ(end.at("type"), "RUN_ERROR") << json::serialize(end);
+  EXPECT_EQ(end.at("code"), "auth.expired");
+  EXPECT_TRUE(s.wait_end(2s));
+}
+
 TEST(Auth, AnOversizedBodyRevealsNothingAboutAProtectedSpace) {
   // Over http.maxBodyBytes the space is looked up before the body (404 or 413): not for a
   // caller the space's rule refuses.

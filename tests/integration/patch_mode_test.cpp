@@ -68,6 +68,26 @@ TEST_F(PatchMode, ASingleDocumentSendsDataFirstThenPatchesOnly) {
   EXPECT_EQ(doc, fresh.at("data"));
 }
 
+TEST_F(PatchMode, TheSseHubSendsPatchesToo) {
+  ASSERT_EQ(put_object(port, "o1", R"({"n":1,)" + about + "}").status, 200u);
+  sse_client hub{port};
+  auto conn = hub.expect_connected();
+  ASSERT_EQ(sse_control_post(
+                port, "subscribe",
+                control_body(conn, "qp", 1, subscription_request("T.Objects.One", o1, "patch")))
+                .status,
+            200u);
+  auto first = payload(hub.read_json());
+  EXPECT_TRUE(first.contains("data"));
+  ASSERT_EQ(put_object(port, "o1", R"({"n":2,)" + about + "}").status, 200u);
+  auto next = payload(hub.read_json());
+  EXPECT_FALSE(next.contains("data")) << json::serialize(next);
+  ASSERT_TRUE(next.contains("patch")) << json::serialize(next);
+  auto doc = first.at("data");
+  ASSERT_TRUE(core::apply_patch(doc, next.at("patch")));
+  EXPECT_EQ(doc.at("n"), 2);
+}
+
 TEST_F(PatchMode, TheModeIsMatchedCaseInsensitively) {
   ASSERT_EQ(put_object(port, "o1", R"({"n":1})").status, 200u);
   ws_client ws{port};
