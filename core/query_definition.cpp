@@ -39,11 +39,13 @@ constexpr std::size_t max_sort_by_bytes = 256;
 constexpr std::string_view config_invalid = "config.invalid";
 constexpr std::string_view invalid_arguments = "query.invalid_arguments";
 
-// The hub strips these out of the request before `arguments` is read (arc-hub.md §2.3), so an
-// argument of that name could never be supplied.
-constexpr std::array<std::string_view, 6> reserved_argument_names = {
+// The hub strips these out of the request before `arguments` is read (arc-hub.md §2.3), and the
+// direct routes read `transferMode` from the query string (Weir's extension), so an argument of
+// that name could never be supplied.
+constexpr std::array<std::string_view, 7> reserved_argument_names = {
     "page",          "pagesize",           "sortby",
-    "sortdirection", "waitforfirstresult", "waitforfirstresulttimeout"};
+    "sortdirection", "waitforfirstresult", "waitforfirstresulttimeout",
+    "transfermode"};
 
 constexpr std::array<std::string_view, 9> known_fields = {
     "name", "route", "space", "object", "dataset", "filter", "sort", "arguments", "authorize"};
@@ -358,7 +360,8 @@ result<void> parse_arguments(const json::value& v, query_definition& def, const 
       return field_error(
           ref, "arguments",
           "argument name '" + std::string(name) + "' is reserved by the hub (page, pageSize, " +
-              "sortBy, sortDirection, waitForFirstResult, waitForFirstResultTimeout)");
+              "sortBy, sortDirection, waitForFirstResult, waitForFirstResultTimeout, " +
+              "transferMode)");
     }
     std::optional<argument_type> type;
     if (kv.value().is_string()) {

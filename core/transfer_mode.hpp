@@ -30,7 +30,8 @@ struct emission_shape {
 /// array (only arrays ever get change sets); `first_emission` is true for the first emission of a
 /// subscription or of a new revision, when there is no baseline yet.
 /// - non-array data: data, never a change set, in every mode; in `patch` mode data first, then
-///   a patch without data;
+///   a patch without data (except when the document appeared or went: that is a new baseline,
+///   which the caller sends as a first emission);
 /// - full: data, no change set;
 /// - delta (and patch, for arrays): data without change set first, then change set without data;
 /// - legacy: data and change set every time (the first against an empty baseline).

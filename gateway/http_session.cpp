@@ -591,10 +591,6 @@ void http_session::handle_state(const http::request<http::string_body>& req, sta
     respond(400, error_body(ok.error()));
     return;
   }
-  if (head_) {
-    respond_probe();
-    return;
-  }
   state_target target{std::move(route.space), std::move(route.object), std::nullopt};
   if (const auto* rule = core::space_rule_for(ctx_.opts.spaces, target.space);
       rule && !rule->read.anonymous()) {
@@ -606,6 +602,10 @@ void http_session::handle_state(const http::request<http::string_body>& req, sta
     asio::post(self->stream_.get_executor(), [self, exists, target = std::move(target)]() mutable {
       if (!exists) {
         self->respond(404, error_body(space_not_found(target.space)));
+        return;
+      }
+      if (self->head_) {
+        self->respond_probe();  // the stream's headers; nothing is opened
         return;
       }
       direct_target d{nullptr, {}, std::nullopt, self->correlation_, std::nullopt, {}};

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "gateway/http_errors.hpp"
@@ -106,13 +109,13 @@ void sse_hub_session::run_state() {
   // An AG-UI state stream: STATE_SNAPSHOT, then STATE_DELTAs; a lagging client is brought back
   // with a fresh STATE_SNAPSHOT instead of being cut off.
   auto& d = *direct_;
+  inbox_.resync_on_overflow();  // before the first frame can be pushed
   auto q = actors::direct_query::open_state(ctx_.rt, d.state->space, d.state->object, d.request,
                                             weak_from_this());
   if (!q) {
     refuse(status_for(q.error()), error_body(q.error()));
     return;
   }
-  inbox_.resync_on_overflow();
   direct_query_ = std::move(q.value());
   ctx_.add(shared_from_this());
   write_stream_header();
@@ -350,10 +353,11 @@ void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
   do_write();
 }
 
-void sse_hub_session::close(std::uint16_t, std::string) {
+void sse_hub_session::close(std::uint16_t code, std::string reason) {
   // SSE has no close code: the stream just ends (§9, §13); the reason is for the WebSocket
-  // sibling of this interface.
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  // sibling of this interface. An AG-UI state stream says why first, with AG-UI's terminal
+  // RUN_ERROR event.
+  asio::post(stream_.get_executor(), [self = shared_from_this(), code, reason = std::move(reason)] {
     if (self->closing_ || self->closed_) {
       return;
     }
@@ -362,6 +366,20 @@ void sse_hub_session::close(std::uint16_t, std::string) {
     self->keep_alive_.cancel();
     self->expiry_.cancel();
     self->queue_.drop_unstarted();
+    if (self->direct_ && self->direct_->state) {
+      const char* error = code == 1001   ? "server.shutdown"
+                          : code == 1013 ? "stream.overflow"
+                                         : "server.unavailable";
+      self->queue_.push_superseding(
+          actors::outbound_frame::text(boost::json::serialize(
+              boost::json::object{{"type", "RUN_ERROR"}, {"message", reason}, {"code", error}})),
+          self->ctx_.rt.hub());
+      self->finish_after_queue_ = true;
+      if (!self->writing_ && self->header_done_) {
+        self->do_write();
+      }
+      return;
+    }
     if (!self->writing_ && self->header_done_) {
       self->finish();
     }
@@ -404,10 +422,17 @@ void sse_hub_session::end_unauthorized() {
   }
   direct_query_.reset();  // nothing more of the query: its liveness flag is cleared first
   if (direct_ && direct_->state) {
-    // AG-UI has no unauthorized event; RUN_ERROR is its terminal error.
-    enqueue(actors::outbound_frame::text(
-        R"({"type":"RUN_ERROR","message":"the credential expired: sign in again and reconnect",)"
-        R"("code":"auth.expired"})"));
+    // AG-UI has no unauthorized event; RUN_ERROR is its terminal error. It supersedes whatever
+    // waits (those frames are dead: the query's liveness flag was cleared), so a full queue
+    // cannot lose it.
+    queue_.push_superseding(
+        actors::outbound_frame::text(
+            R"({"type":"RUN_ERROR","message":"the credential expired: sign in again and )"
+            R"(reconnect","code":"auth.expired"})"),
+        ctx_.rt.hub());
+    if (!writing_ && header_done_) {
+      do_write();
+    }
   } else {
     enqueue(actors::outbound_frame::text(unauthorized_result(correlation_id_)));
   }

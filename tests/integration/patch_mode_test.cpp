@@ -259,10 +259,25 @@ TEST_F(StateStream, RefusesWhatItCannotServe) {
   EXPECT_EQ(json_only.json().at("error").at("code"), "request.not_acceptable");
   auto bad_id = http(port, "GET", "/v1/spaces/t/objects/" + std::string(300, 'x') + "/state");
   EXPECT_EQ(bad_id.status, 400u) << bad_id.body;
+  EXPECT_EQ(http(port, "HEAD", "/v1/spaces/nowhere/objects/o1/state").status, 404u);
   auto head = http(port, "HEAD", "/v1/spaces/t/objects/o1/state");
   EXPECT_EQ(head.status, 200u);
   EXPECT_EQ(head.headers["content-type"], "text/event-stream; charset=utf-8");
   EXPECT_TRUE(head.body.empty());
+}
+
+TEST_F(StateStream, ANodeThatStopsSaysSoWithRunErrorThenEndsTheStream) {
+  ASSERT_EQ(put_object(port, "o1", R"({"n":1})").status, 200u);
+  sse_client::options o;
+  o.target = "/v1/spaces/t/objects/o1/state";
+  sse_client s{port, o};
+  ASSERT_EQ(s.read_json().at("type"), "STATE_SNAPSHOT");
+  node->stop();
+  auto end = s.read_json();
+  EXPECT_EQ(end.at("type"), "RUN_ERROR") << json::serialize(end);
+  EXPECT_EQ(end.at("code"), "server.shutdown");
+  EXPECT_TRUE(s.wait_end(2s));
+  EXPECT_TRUE(s.saw_last_chunk());
 }
 
 TEST(StateStreamLag, ALaggingStreamIsBroughtBackWithAFreshSnapshotNotClosed) {
