@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -160,6 +161,9 @@ int serve(int argc, char** argv) {
   if (data_dir) {
     cfg->data_dir = *data_dir;
   }
+  if (const char* url = std::getenv("WEIR_POSTGRES_URL"); url && *url) {
+    cfg->postgres_url = url;
+  }
   if (node_id) {
     cfg->cluster.node_id = *node_id;
   }
@@ -197,7 +201,11 @@ int serve(int argc, char** argv) {
   if (node.peer_port() != 0) {
     std::cerr << ", peers on " << node.config().peer_address << ":" << node.peer_port();
   }
-  std::cerr << ", data in " << node.config().data_dir << "\n";
+  if (node.config().store_backend == "postgres") {
+    std::cerr << ", records in PostgreSQL\n";
+  } else {
+    std::cerr << ", data in " << node.config().data_dir << "\n";
+  }
   std::unique_ptr<weir::app::demo_writer> writer;
   const auto& cl = node.config().cluster;
   // In a cluster one member writes the demo's changes: the smallest id, whatever the order the

@@ -10,7 +10,8 @@
 #include "cluster/cluster_node.hpp"
 #include "cluster/grpc_server.hpp"
 #include "gateway/http_server.hpp"
-#include "store/durable_store.hpp"
+#include "store/postgres_store.hpp"
+#include "store/rocksdb_store.hpp"
 
 namespace weir::app {
 
@@ -63,11 +64,24 @@ node::node(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   auto p = std::make_unique<impl>();
   p->cfg = std::move(cfg);
-  auto store = store::durable_store::open({p->cfg.data_dir, p->cfg.store_queue_capacity, true});
-  if (!store) {
-    return std::move(store).error();
+  if (p->cfg.store_backend == "postgres") {
+    if (p->cfg.postgres_url.empty()) {
+      return core::make_error("store.open_failed",
+                              "store.backend is postgres: set store.postgres.url or the "
+                              "environment variable WEIR_POSTGRES_URL");
+    }
+    auto store = store::postgres_store::open({p->cfg.postgres_url, p->cfg.store_queue_capacity});
+    if (!store) {
+      return std::move(store).error();
+    }
+    p->store = std::move(store.value());
+  } else {
+    auto store = store::rocksdb_store::open({p->cfg.data_dir, p->cfg.store_queue_capacity, true});
+    if (!store) {
+      return std::move(store).error();
+    }
+    p->store = std::move(store.value());
   }
-  p->store = std::move(store.value());
   p->rt =
       std::make_unique<actors::runtime>(runtime_options_from(p->cfg), p->cfg.queries, *p->store);
   p->grpc = std::make_unique<cluster::grpc_server>(

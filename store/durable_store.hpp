@@ -1,14 +1,15 @@
-// weir::store::durable_store — the embedded store: durable group commit of write batches on a
-// writer thread, and whole-unit reads for shard activation. Owns the RocksDB handle.
+// weir::store::durable_store — what a node needs from its system of record: durable group
+// commit of write batches (acknowledged only once durable), and whole-unit reads for shard
+// activation. Two implementations: the embedded RocksDB store (rocksdb_store, the default) and
+// PostgreSQL (postgres_store, store.backend: postgres).
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <functional>
 #include <memory>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -53,56 +54,40 @@ struct unit_snapshot {
 };
 
 /// Receives each record of a unit being loaded: dataset, id, and the JSON text (movable).
-using record_visitor = std::function<void(std::string_view dataset, std::string_view id,
-                                          std::string&& json)>;
+using record_visitor =
+    std::function<void(std::string_view dataset, std::string_view id, std::string&& json)>;
 
 /// Called on the writer thread once the batch is durable (or failed). Must not block.
 using commit_callback = std::function<void(core::result<void>)>;
 
 class durable_store {
  public:
-  struct options {
-    std::string dir;
-    std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
-    bool sync = true;                   ///< fsync each group commit (tests may not turn it off)
-  };
-
-  /// Opens (creating if needed) the store under `opts.dir` and starts the writer thread.
-  static core::result<std::unique_ptr<durable_store>> open(options opts);
-
-  ~durable_store();
-  durable_store(const durable_store&) = delete;
-  durable_store& operator=(const durable_store&) = delete;
+  virtual ~durable_store() = default;
 
   /// Reads a whole unit (blocking; called off the actor threads when its shard starts), handing
-  /// each record to `visit` in key order as it is read.
-  core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit);
+  /// each record to `visit` as it is read, in (dataset, id) order.
+  virtual core::result<unit_snapshot> load_unit(const unit_key& unit,
+                                                const record_visitor& visit) = 0;
 
-  /// Whether anything was ever written to `space` on this node (a few key reads).
-  bool has_space(const std::string& space) const;
+  /// Whether anything was ever written to `space` (a few key reads, or one query).
+  virtual bool has_space(const std::string& space) const = 0;
 
-  /// The objects of `space` on this node whose unit holds records of `dataset` (one seek per
-  /// object of the space).
-  std::vector<std::string> objects_with_dataset(const std::string& space,
-                                                const std::string& dataset) const;
+  /// The objects of `space` whose unit holds records of `dataset`.
+  virtual std::vector<std::string> objects_with_dataset(const std::string& space,
+                                                        const std::string& dataset) const = 0;
 
   /// Queues a batch for durable commit. Refuses it, without queuing, with server.overloaded
   /// when the queue is at capacity (the caller answers 503 instead of buffering without bound)
   /// or server.draining once stop() began. Batches commit in submission order; `done` runs on
   /// the writer thread.
-  core::result<void> submit(write_batch batch, commit_callback done);
+  virtual core::result<void> submit(write_batch batch, commit_callback done) = 0;
 
   /// Batches queued or being written right now.
-  std::size_t queued() const;
+  virtual std::size_t queued() const = 0;
 
   /// Commits what is queued, then stops the writer thread (later submits are refused; reads
   /// still work until destruction). Idempotent.
-  void stop();
-
- private:
-  struct impl;
-  explicit durable_store(std::unique_ptr<impl> p);
-  std::unique_ptr<impl> impl_;
+  virtual void stop() = 0;
 };
 
 }  // namespace weir::store

@@ -746,10 +746,35 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_auth(file, root, cfg.auth));
   {
-    auto s = open_section(file, root, "store",
-                          {"queueCapacity", "maxPendingWritesPerUnit", "unitIdleMs"});
+    auto s = open_section(
+        file, root, "store",
+        {"backend", "postgres", "queueCapacity", "maxPendingWritesPerUnit", "unitIdleMs"});
     if (!s) {
       return std::move(s).error();
+    }
+    auto backend = s->text("backend");
+    if (!backend) {
+      return std::move(backend).error();
+    }
+    if (*backend) {
+      if (**backend != "embedded" && **backend != "postgres") {
+        return config_error(file, s->path("backend"),
+                            "must be \"embedded\" or \"postgres\" (got \"" + **backend + "\")");
+      }
+      cfg.store_backend = **backend;
+    }
+    if (s->obj) {
+      auto pg = open_section(file, *s->obj, "postgres", {"url"}, "store.postgres");
+      if (!pg) {
+        return std::move(pg).error();
+      }
+      auto url = pg->text("url");
+      if (!url) {
+        return std::move(url).error();
+      }
+      if (*url) {
+        cfg.postgres_url = **url;
+      }
     }
     WEIR_TRY(assign(*s, "queueCapacity", 1, 1000000, cfg.store_queue_capacity));
     WEIR_TRY(assign(*s, "maxPendingWritesPerUnit", 1, 1000000, cfg.max_pending_writes_per_unit));

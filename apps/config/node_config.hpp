@@ -130,6 +130,12 @@ struct node_config {
   std::size_t max_connections = 10000;
   /// http.maxConnectionsPerClient, 1..1000000: of them from one client address.
   std::size_t max_connections_per_client = 1000;
+  /// store.backend: "embedded" (RocksDB under dataDir, the default) or "postgres" (PostgreSQL
+  /// is the system of record; see docs/operations.md#postgresql).
+  std::string store_backend = "embedded";
+  /// store.postgres.url: a libpq connection string or URI. The environment variable
+  /// WEIR_POSTGRES_URL overrides it (applied by `weir serve`), so a secret need not sit in a file.
+  std::string postgres_url;
   /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
   std::size_t store_queue_capacity = 4096;
   /// store.maxPendingWritesPerUnit, 1..1000000: writes of one unit applied but not yet durable;

@@ -404,6 +404,26 @@ TEST(NodeConfigStoreTest, UnitBoundsAreConfigurable) {
   EXPECT_FALSE(load_config_text("store: { maxPendingWritesPerUnit: 0 }", "w").has_value());
 }
 
+TEST(NodeConfigStoreTest, TheBackendIsEmbeddedOrPostgres) {
+  auto defaults = load_config_text("", "w");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->store_backend, "embedded");
+  EXPECT_TRUE(defaults->postgres_url.empty());
+  auto pg = load_config_text(
+      "store: { backend: postgres, postgres: { url: \"host=db user=weir\" } }", "w");
+  ASSERT_TRUE(pg.has_value()) << pg.error().message;
+  EXPECT_EQ(pg->store_backend, "postgres");
+  EXPECT_EQ(pg->postgres_url, "host=db user=weir");
+  auto bad = load_config_text("store: { backend: mysql }", "w.yaml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("store.backend"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("\"embedded\" or \"postgres\""), std::string::npos);
+  auto unknown = load_config_text("store: { postgres: { uri: x } }", "w.yaml");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("store.postgres.uri"), std::string::npos)
+      << unknown.error().message;
+}
+
 }  // namespace
 TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
   const std::string members = R"(

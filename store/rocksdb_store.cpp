@@ -1,17 +1,21 @@
-// RocksDB-backed implementation of durable_store: a writer thread drains the bounded queue and
+// The embedded store (see rocksdb_store.hpp): a writer thread drains the bounded queue and
 // commits everything it took in one WriteBatch with sync=true (group commit), so the fsync cost
 // is shared by every write that arrived while the previous one was in flight.
-#include "store/durable_store.hpp"
+#include "store/rocksdb_store.hpp"
+
+#include <vector>
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
-#include <functional>
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+
+#include "store/group_commit_queue.hpp"
 
 namespace weir::store {
 namespace {
@@ -65,52 +69,19 @@ std::uint64_t decode_seq(const std::string& s) {
   return v;
 }
 
-struct pending {
-  write_batch batch;
-  commit_callback done;
-};
-
 }  // namespace
 
-struct durable_store::impl {
+struct rocksdb_store::impl {
   options opts;
   std::unique_ptr<rocksdb::DB> db;
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::deque<pending> queue;
-  std::size_t in_flight = 0;
-  bool stopping = false;
-  std::thread writer;
+  std::unique_ptr<group_commit_queue> writer;
 
-  void run() {
-    std::vector<pending> group;
-    for (;;) {
-      {
-        std::unique_lock lock{mu};
-        cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty()) {
-          return;  // stopping and drained
-        }
-        group.clear();
-        while (!queue.empty()) {
-          group.push_back(std::move(queue.front()));
-          queue.pop_front();
-        }
-        in_flight = group.size();
-      }
-      commit(group);
-      {
-        std::lock_guard lock{mu};
-        in_flight = 0;
-      }
-    }
-  }
-
-  void commit(std::vector<pending>& group) {
+  /// The group as one WriteBatch with sync=true: one fsync for all of it.
+  core::result<void> commit(const std::vector<group_commit_queue::pending>& group) {
     rocksdb::WriteBatch wb;
-    for (auto& p : group) {
+    for (const auto& p : group) {
       auto prefix = unit_prefix(p.batch.unit);
-      for (auto& w : p.batch.writes) {
+      for (const auto& w : p.batch.writes) {
         std::string key = prefix;
         key.append(w.dataset);
         key.push_back(sep);
@@ -133,31 +104,25 @@ struct durable_store::impl {
     rocksdb::WriteOptions wo;
     wo.sync = opts.sync;
     auto st = db->Write(wo, &wb);
-    if (st.ok()) {
-      for (auto& p : group) {
-        p.done({});
-      }
-    } else {
-      auto err =
-          core::make_error("store.write_failed",
-                           "the embedded store could not make the write durable: " + st.ToString());
-      for (auto& p : group) {
-        p.done(err);
-      }
+    if (!st.ok()) {
+      return core::make_error(
+          "store.write_failed",
+          "the embedded store could not make the write durable: " + st.ToString());
     }
+    return {};
   }
 };
 
-durable_store::durable_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+rocksdb_store::rocksdb_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
-durable_store::~durable_store() {
+rocksdb_store::~rocksdb_store() {
   stop();
   // Reads stay possible between stop() and destruction (a unit loaded during shutdown), so the
   // handle closes only here.
   impl_->db.reset();
 }
 
-core::result<std::unique_ptr<durable_store>> durable_store::open(options opts) {
+core::result<std::unique_ptr<rocksdb_store>> rocksdb_store::open(options opts) {
   rocksdb::Options ro;
   ro.create_if_missing = true;
   ro.IncreaseParallelism(2);
@@ -173,11 +138,12 @@ core::result<std::unique_ptr<durable_store>> durable_store::open(options opts) {
   p->opts = std::move(opts);
   p->db.reset(raw);
   auto* ip = p.get();
-  p->writer = std::thread([ip] { ip->run(); });
-  return std::unique_ptr<durable_store>(new durable_store(std::move(p)));
+  p->writer = std::make_unique<group_commit_queue>(
+      ip->opts.queue_capacity, [ip](const auto& group) { return ip->commit(group); });
+  return std::unique_ptr<rocksdb_store>(new rocksdb_store(std::move(p)));
 }
 
-core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit,
+core::result<unit_snapshot> rocksdb_store::load_unit(const unit_key& unit,
                                                      const record_visitor& visit) {
   unit_snapshot snap;
   std::string v;
@@ -216,7 +182,7 @@ core::result<unit_snapshot> durable_store::load_unit(const unit_key& unit,
   return snap;
 }
 
-bool durable_store::has_space(const std::string& space) const {
+bool rocksdb_store::has_space(const std::string& space) const {
   std::string prefix = "s" + space;
   prefix.push_back(sep);
   std::unique_ptr<rocksdb::Iterator> it{impl_->db->NewIterator(rocksdb::ReadOptions{})};
@@ -224,7 +190,7 @@ bool durable_store::has_space(const std::string& space) const {
   return it->Valid() && it->key().starts_with(prefix);
 }
 
-std::vector<std::string> durable_store::objects_with_dataset(const std::string& space,
+std::vector<std::string> rocksdb_store::objects_with_dataset(const std::string& space,
                                                              const std::string& dataset) const {
   std::vector<std::string> out;
   std::string prefix = "s" + space;
@@ -247,40 +213,19 @@ std::vector<std::string> durable_store::objects_with_dataset(const std::string& 
   return out;
 }
 
-core::result<void> durable_store::submit(write_batch batch, commit_callback done) {
-  {
-    std::lock_guard lock{impl_->mu};
-    if (impl_->stopping) {
-      return core::make_error("server.draining",
-                              "this node is shutting down; the write was not applied, retry");
-    }
-    if (impl_->queue.size() >= impl_->opts.queue_capacity) {
-      return core::make_error("server.overloaded",
-                              "the store's write queue is full; the write was not applied, retry");
-    }
-    impl_->queue.push_back(pending{std::move(batch), std::move(done)});
-  }
-  impl_->cv.notify_one();
-  return {};
+core::result<void> rocksdb_store::submit(write_batch batch, commit_callback done) {
+  return impl_->writer->submit(std::move(batch), std::move(done));
 }
 
-std::size_t durable_store::queued() const {
-  std::lock_guard lock{impl_->mu};
-  return impl_->queue.size() + impl_->in_flight;
+std::size_t rocksdb_store::queued() const {
+  return impl_->writer->queued();
 }
 
-void durable_store::stop() {
+void rocksdb_store::stop() {
   if (!impl_) {
     return;
   }
-  {
-    std::lock_guard lock{impl_->mu};
-    impl_->stopping = true;
-  }
-  impl_->cv.notify_all();
-  if (impl_->writer.joinable()) {
-    impl_->writer.join();
-  }
+  impl_->writer->stop();
   if (impl_->db) {
     impl_->db->FlushWAL(true);
   }

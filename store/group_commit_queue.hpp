@@ -1,0 +1,108 @@
+// weir::store::group_commit_queue — the bounded queue of write batches and the writer thread
+// that commits them, shared by both stores: the thread takes everything queued at once and
+// hands it to the store's commit function as one group (one fsync or one transaction for all of
+// it), then answers every batch of the group with the result.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "store/durable_store.hpp"
+
+namespace weir::store {
+
+class group_commit_queue {
+ public:
+  struct pending {
+    write_batch batch;
+    commit_callback done;
+  };
+  /// Commits one group durably, in order (runs on the writer thread).
+  using commit_function = std::function<core::result<void>(const std::vector<pending>& group)>;
+
+  /// Starts the writer thread. `capacity`: batches that may wait; beyond → refused.
+  group_commit_queue(std::size_t capacity, commit_function commit)
+      : capacity_(capacity), commit_(std::move(commit)), writer_([this] { run(); }) {}
+  ~group_commit_queue() { stop(); }
+  group_commit_queue(const group_commit_queue&) = delete;
+  group_commit_queue& operator=(const group_commit_queue&) = delete;
+
+  /// See durable_store::submit: server.overloaded at capacity, server.draining once stopping.
+  core::result<void> submit(write_batch batch, commit_callback done) {
+    {
+      std::lock_guard lock{mu_};
+      if (stopping_) {
+        return core::make_error("server.draining",
+                                "this node is shutting down; the write was not applied, retry");
+      }
+      if (queue_.size() >= capacity_) {
+        return core::make_error(
+            "server.overloaded",
+            "the store's write queue is full; the write was not applied, retry");
+      }
+      queue_.push_back(pending{std::move(batch), std::move(done)});
+    }
+    cv_.notify_one();
+    return {};
+  }
+
+  /// Batches queued or being written right now.
+  std::size_t queued() const {
+    std::lock_guard lock{mu_};
+    return queue_.size() + in_flight_;
+  }
+
+  /// Commits what is queued, then stops the writer thread. Idempotent.
+  void stop() {
+    {
+      std::lock_guard lock{mu_};
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) {
+      writer_.join();
+    }
+  }
+
+ private:
+  void run() {
+    std::vector<pending> group;
+    for (;;) {
+      {
+        std::unique_lock lock{mu_};
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) {
+          return;  // stopping and drained
+        }
+        group.clear();
+        while (!queue_.empty()) {
+          group.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+        in_flight_ = group.size();
+      }
+      auto r = commit_(group);
+      for (auto& p : group) {
+        p.done(r);
+      }
+      std::lock_guard lock{mu_};
+      in_flight_ = 0;
+    }
+  }
+
+  const std::size_t capacity_;
+  commit_function commit_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<pending> queue_;
+  std::size_t in_flight_ = 0;
+  bool stopping_ = false;
+  std::thread writer_;  // last: started once everything above exists
+};
+
+}  // namespace weir::store

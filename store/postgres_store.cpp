@@ -1,0 +1,472 @@
+// PostgreSQL-backed durable_store (see postgres_store.hpp). libpq's blocking calls run on the
+// writer thread (commits) and under the reader's mutex (loads, called off the actor threads).
+#include "store/postgres_store.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include "store/group_commit_queue.hpp"
+
+namespace weir::store {
+namespace {
+
+/// One schema migration: applied in order, each in the transaction that records it.
+struct migration {
+  int version;
+  const char* description;
+  const char* sql;
+};
+
+constexpr migration migrations[] = {
+    {1, "records and units",
+     "CREATE TABLE weir_records ("
+     "  space text NOT NULL,"
+     "  object text NOT NULL,"
+     "  dataset text NOT NULL,"
+     "  id text NOT NULL,"
+     "  doc jsonb NOT NULL,"
+     "  version bigint NOT NULL,"
+     "  PRIMARY KEY (space, object, dataset, id));"
+     "CREATE INDEX weir_records_by_dataset ON weir_records (space, dataset, object);"
+     "CREATE TABLE weir_units ("
+     "  space text NOT NULL,"
+     "  object text NOT NULL,"
+     "  seq bigint NOT NULL,"
+     "  deleted boolean NOT NULL DEFAULT false,"
+     "  PRIMARY KEY (space, object));"},
+};
+
+constexpr int latest_version = 1;
+
+/// A PGresult that frees itself.
+struct result_ptr {
+  PGresult* r = nullptr;
+  explicit result_ptr(PGresult* p) : r(p) {}
+  result_ptr(const result_ptr&) = delete;
+  result_ptr& operator=(const result_ptr&) = delete;
+  ~result_ptr() {
+    if (r) {
+      PQclear(r);
+    }
+  }
+  ExecStatusType status() const { return PQresultStatus(r); }
+  bool ok() const {
+    auto s = status();
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+  }
+  std::string error() const { return r ? PQresultErrorMessage(r) : "no result"; }
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+/// Runs `sql` with text parameters.
+result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& params = {}) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) {
+    values.push_back(p.c_str());
+  }
+  return result_ptr{PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
+                                 nullptr, nullptr, 0)};
+}
+
+/// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
+void append_element(std::string& out, std::string_view v) {
+  if (out.size() > 1) {
+    out.push_back(',');
+  }
+  out.push_back('"');
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      out.push_back('\\');
+    }
+    out.push_back(ch);
+  }
+  out.push_back('"');
+}
+
+/// Array literals being built, one per column.
+struct columns {
+  std::vector<std::string> arrays;
+  std::size_t rows = 0;
+  explicit columns(std::size_t n) : arrays(n, "{") {}
+  void add(std::initializer_list<std::string_view> values) {
+    std::size_t i = 0;
+    for (auto v : values) {
+      append_element(arrays[i++], v);
+    }
+    ++rows;
+  }
+  std::vector<std::string> finish() {
+    for (auto& a : arrays) {
+      a.push_back('}');
+    }
+    return std::move(arrays);
+  }
+};
+
+/// The server's notices: NOTICE and below are routine (a migration's "already exists"); the
+/// rest goes to stderr like the node's other warnings.
+void on_notice(void*, const char* message) {
+  std::string_view m{message};
+  if (!m.starts_with("NOTICE") && !m.starts_with("DEBUG") && !m.starts_with("INFO") &&
+      !m.starts_with("LOG")) {
+    std::fprintf(stderr, "weir: postgres: %s", message);
+  }
+}
+
+core::result<PGconn*> connect(const std::string& url) {
+  PGconn* c = PQconnectdb(url.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string why = trim(PQerrorMessage(c));
+    PQfinish(c);
+    return core::make_error("store.open_failed", "cannot connect to PostgreSQL: " + why);
+  }
+  PQsetNoticeProcessor(c, on_notice, nullptr);
+  return c;
+}
+
+core::result<void> migrate(PGconn* c) {
+  auto fail = [](std::string what, const result_ptr& r) {
+    return core::make_error("store.open_failed",
+                            "PostgreSQL schema migration: " + what + ": " + trim(r.error()));
+  };
+  if (auto r = exec(c, "BEGIN"); !r.ok()) {
+    return fail("begin", r);
+  }
+  // Members starting together: one migrates, the others wait here and find it done.
+  if (auto r = exec(c, "SELECT pg_advisory_xact_lock(7316575811235112793)"); !r.ok()) {
+    return fail("lock", r);
+  }
+  if (auto r = exec(c,
+                    "CREATE TABLE IF NOT EXISTS weir_schema_migrations ("
+                    "  version integer PRIMARY KEY,"
+                    "  description text NOT NULL,"
+                    "  applied_at timestamptz NOT NULL DEFAULT now())");
+      !r.ok()) {
+    return fail("the migrations table", r);
+  }
+  auto current = exec(c, "SELECT coalesce(max(version), 0) FROM weir_schema_migrations");
+  if (!current.ok()) {
+    return fail("reading the version", current);
+  }
+  int have = std::atoi(PQgetvalue(current.r, 0, 0));
+  if (have > latest_version) {
+    exec(c, "ROLLBACK");
+    return core::make_error("store.open_failed",
+                            "the PostgreSQL schema is at version " + std::to_string(have) +
+                                ", newer than this build's " + std::to_string(latest_version) +
+                                ": run the newer weir");
+  }
+  for (const auto& m : migrations) {
+    if (m.version <= have) {
+      continue;
+    }
+    // Several statements: the simple query protocol (no parameters) runs them in order.
+    if (auto r = result_ptr{PQexec(c, m.sql)}; !r.ok()) {
+      exec(c, "ROLLBACK");
+      return fail("version " + std::to_string(m.version), r);
+    }
+    if (auto r =
+            exec(c, "INSERT INTO weir_schema_migrations (version, description) VALUES ($1, $2)",
+                 {std::to_string(m.version), m.description});
+        !r.ok()) {
+      exec(c, "ROLLBACK");
+      return fail("recording version " + std::to_string(m.version), r);
+    }
+  }
+  if (auto r = exec(c, "COMMIT"); !r.ok()) {
+    return fail("commit", r);
+  }
+  return {};
+}
+
+/// jsonb's text form has blanks after `:` and `,`; records travel compact, so loads re-encode.
+std::string compact(const char* text, std::size_t n) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(std::string_view{text, n}, ec);
+  return ec ? std::string{text, n} : boost::json::serialize(v);
+}
+
+}  // namespace
+
+struct postgres_store::impl {
+  options opts;
+  PGconn* writer_conn = nullptr;
+  mutable std::mutex reader_mu;
+  PGconn* reader_conn = nullptr;
+  std::unique_ptr<group_commit_queue> writer;
+
+  ~impl() {
+    writer.reset();  // the writer thread ends before its connection closes
+    if (writer_conn) {
+      PQfinish(writer_conn);
+    }
+    if (reader_conn) {
+      PQfinish(reader_conn);
+    }
+  }
+
+  /// A group whose connection broke is committed again on a new one, for up to 30 s (the
+  /// database restarting, a failover): it writes final values with their sequences, so writing
+  /// it twice leaves what writing it once does. Other errors fail at once.
+  core::result<void> commit_with_retry(const std::vector<group_commit_queue::pending>& group) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{30};
+    auto pause = std::chrono::milliseconds{100};
+    for (;;) {
+      auto r = commit(group);
+      if (r || PQstatus(writer_conn) == CONNECTION_OK ||
+          std::chrono::steady_clock::now() + pause > deadline) {
+        return r;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds{2000});
+      PQreset(writer_conn);
+    }
+  }
+
+  /// The group in one transaction. Within it, later batches win (they were applied later by
+  /// their units' owners), so each record and unit is written once, with its last value.
+  core::result<void> commit(const std::vector<group_commit_queue::pending>& group) {
+    struct unit_state {
+      std::uint64_t seq = 0;
+      std::optional<bool> deleted;
+    };
+    std::map<std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>,
+             std::pair<const std::string*, std::uint64_t>>
+        records;
+    std::map<std::pair<std::string_view, std::string_view>, unit_state> units;
+    for (const auto& p : group) {
+      const auto& b = p.batch;
+      for (const auto& w : b.writes) {
+        records[{b.unit.space, b.unit.object, w.dataset, w.id}] = {&w.json, b.seq};
+      }
+      auto& u = units[{b.unit.space, b.unit.object}];
+      u.seq = std::max(u.seq, b.seq);
+      if (b.deleted) {
+        u.deleted = b.deleted;
+      }
+    }
+    columns upserts{6}, deletes{4}, seqs{3}, marks{4};
+    for (const auto& [k, v] : records) {
+      auto& [space, object, dataset, id] = k;
+      if (v.first->empty()) {
+        deletes.add({space, object, dataset, id});
+      } else {
+        upserts.add({space, object, dataset, id, *v.first, std::to_string(v.second)});
+      }
+    }
+    for (const auto& [k, u] : units) {
+      if (u.deleted) {
+        marks.add({k.first, k.second, std::to_string(u.seq), *u.deleted ? "true" : "false"});
+      } else {
+        seqs.add({k.first, k.second, std::to_string(u.seq)});
+      }
+    }
+    auto fail = [&](const result_ptr& r) {
+      if (PQstatus(writer_conn) == CONNECTION_OK) {
+        exec(writer_conn, "ROLLBACK");
+      }
+      return core::make_error("store.write_failed",
+                              "PostgreSQL did not commit the write: " + trim(r.error()));
+    };
+    if (auto r = exec(writer_conn, "BEGIN"); !r.ok()) {
+      return fail(r);
+    }
+    if (upserts.rows) {
+      auto r = exec(writer_conn,
+                    "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+                    "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], "
+                    "$5::jsonb[], $6::bigint[]) "
+                    "ON CONFLICT (space, object, dataset, id) "
+                    "DO UPDATE SET doc = excluded.doc, version = excluded.version",
+                    upserts.finish());
+      if (!r.ok()) {
+        return fail(r);
+      }
+    }
+    if (deletes.rows) {
+      auto r = exec(writer_conn,
+                    "DELETE FROM weir_records r USING unnest($1::text[], $2::text[], $3::text[], "
+                    "$4::text[]) AS d(space, object, dataset, id) "
+                    "WHERE r.space = d.space AND r.object = d.object AND r.dataset = d.dataset "
+                    "AND r.id = d.id",
+                    deletes.finish());
+      if (!r.ok()) {
+        return fail(r);
+      }
+    }
+    if (seqs.rows) {
+      auto r = exec(writer_conn,
+                    "INSERT INTO weir_units (space, object, seq) "
+                    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
+                    "ON CONFLICT (space, object) DO UPDATE SET seq = excluded.seq",
+                    seqs.finish());
+      if (!r.ok()) {
+        return fail(r);
+      }
+    }
+    if (marks.rows) {
+      auto r = exec(writer_conn,
+                    "INSERT INTO weir_units (space, object, seq, deleted) "
+                    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[]) "
+                    "ON CONFLICT (space, object) "
+                    "DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted",
+                    marks.finish());
+      if (!r.ok()) {
+        return fail(r);
+      }
+    }
+    if (auto r = exec(writer_conn, "COMMIT"); !r.ok()) {
+      return fail(r);
+    }
+    return {};
+  }
+
+  /// The reader connection, reconnected when it broke. Under reader_mu.
+  PGconn* reader() const {
+    if (PQstatus(reader_conn) != CONNECTION_OK) {
+      PQreset(reader_conn);
+    }
+    return reader_conn;
+  }
+};
+
+postgres_store::postgres_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+postgres_store::~postgres_store() {
+  stop();
+}
+
+int postgres_store::schema_version() {
+  return latest_version;
+}
+
+core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts) {
+  auto p = std::make_unique<impl>();
+  auto w = connect(opts.url);
+  if (!w) {
+    return std::move(w).error();
+  }
+  p->writer_conn = *w;
+  auto r = connect(opts.url);
+  if (!r) {
+    return std::move(r).error();
+  }
+  p->reader_conn = *r;
+  if (auto m = migrate(p->writer_conn); !m) {
+    return std::move(m).error();
+  }
+  p->opts = std::move(opts);
+  auto* ip = p.get();
+  p->writer = std::make_unique<group_commit_queue>(
+      ip->opts.queue_capacity, [ip](const auto& group) { return ip->commit_with_retry(group); });
+  return std::unique_ptr<postgres_store>(new postgres_store(std::move(p)));
+}
+
+core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
+                                                      const record_visitor& visit) {
+  std::lock_guard lock{impl_->reader_mu};
+  auto* c = impl_->reader();
+  auto fail = [&](const char* what, const result_ptr& r) {
+    exec(c, "ROLLBACK");
+    return core::make_error(
+        "store.read_failed",
+        std::string{"cannot read the unit from PostgreSQL ("} + what + "): " + trim(r.error()));
+  };
+  // The sequence and the records from one snapshot of the database.
+  if (auto r = exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !r.ok()) {
+    return fail("begin", r);
+  }
+  unit_snapshot snap;
+  {
+    auto r = exec(c, "SELECT seq, deleted FROM weir_units WHERE space = $1 AND object = $2",
+                  {unit.space, unit.object});
+    if (!r.ok()) {
+      return fail("its sequence", r);
+    }
+    if (PQntuples(r.r) == 1) {
+      snap.seq = std::stoull(PQgetvalue(r.r, 0, 0));
+      snap.deleted = PQgetvalue(r.r, 0, 1)[0] == 't';
+    }
+  }
+  // Row by row (single-row mode): a large unit is never held twice in memory.
+  const char* params[] = {unit.space.c_str(), unit.object.c_str()};
+  if (!PQsendQueryParams(c,
+                         "SELECT dataset, id, doc::text FROM weir_records "
+                         "WHERE space = $1 AND object = $2 ORDER BY dataset, id",
+                         2, nullptr, params, nullptr, nullptr, 0) ||
+      !PQsetSingleRowMode(c)) {
+    return core::make_error("store.read_failed",
+                            "cannot read the unit from PostgreSQL: " + trim(PQerrorMessage(c)));
+  }
+  std::string error;
+  while (PGresult* raw = PQgetResult(c)) {
+    result_ptr r{raw};
+    if (r.status() == PGRES_SINGLE_TUPLE) {
+      visit(std::string_view{PQgetvalue(r.r, 0, 0)}, std::string_view{PQgetvalue(r.r, 0, 1)},
+            compact(PQgetvalue(r.r, 0, 2), static_cast<std::size_t>(PQgetlength(r.r, 0, 2))));
+    } else if (!r.ok() && error.empty()) {
+      error = trim(r.error());
+    }
+  }
+  exec(c, "COMMIT");
+  if (!error.empty()) {
+    return core::make_error("store.read_failed", "cannot read the unit from PostgreSQL: " + error);
+  }
+  return snap;
+}
+
+bool postgres_store::has_space(const std::string& space) const {
+  std::lock_guard lock{impl_->reader_mu};
+  auto r = exec(impl_->reader(), "SELECT 1 FROM weir_units WHERE space = $1 LIMIT 1", {space});
+  return r.ok() && PQntuples(r.r) > 0;
+}
+
+std::vector<std::string> postgres_store::objects_with_dataset(const std::string& space,
+                                                              const std::string& dataset) const {
+  std::lock_guard lock{impl_->reader_mu};
+  auto r = exec(impl_->reader(),
+                "SELECT DISTINCT object FROM weir_records "
+                "WHERE space = $1 AND dataset = $2 AND object <> '' ORDER BY object",
+                {space, dataset});
+  std::vector<std::string> out;
+  if (r.ok()) {
+    for (int i = 0; i < PQntuples(r.r); ++i) {
+      out.emplace_back(PQgetvalue(r.r, i, 0));
+    }
+  }
+  return out;
+}
+
+core::result<void> postgres_store::submit(write_batch batch, commit_callback done) {
+  return impl_->writer->submit(std::move(batch), std::move(done));
+}
+
+std::size_t postgres_store::queued() const {
+  return impl_->writer->queued();
+}
+
+void postgres_store::stop() {
+  if (impl_) {
+    impl_->writer->stop();
+  }
+}
+
+}  // namespace weir::store

@@ -1,0 +1,47 @@
+// weir::store::postgres_store — PostgreSQL as the system of record (store.backend: postgres):
+// the same durable_store contract as the embedded store, over libpq. A writer thread owns one
+// connection and commits everything queued in one transaction (one WAL flush for the group), a
+// reader connection serves unit loads and space lookups; neither runs on an actor thread. The
+// schema (docs/operations.md "PostgreSQL") is created and migrated on open, under an advisory
+// lock, so members starting together migrate once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/durable_store.hpp"
+
+namespace weir::store {
+
+class postgres_store final : public durable_store {
+ public:
+  struct options {
+    std::string url;                    ///< a libpq connection string or URI
+    std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
+  };
+
+  /// Connects (writer and reader), applies the schema migrations that are missing, starts the
+  /// writer thread. Errors: store.open_failed (cannot connect, a migration failed, or the
+  /// schema is newer than this build).
+  static core::result<std::unique_ptr<postgres_store>> open(options opts);
+
+  ~postgres_store() override;
+
+  core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
+  bool has_space(const std::string& space) const override;
+  std::vector<std::string> objects_with_dataset(const std::string& space,
+                                                const std::string& dataset) const override;
+  core::result<void> submit(write_batch batch, commit_callback done) override;
+  std::size_t queued() const override;
+  void stop() override;
+
+  /// The schema version this build migrates to.
+  static int schema_version();
+
+ private:
+  struct impl;
+  explicit postgres_store(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace weir::store

@@ -1,0 +1,181 @@
+// store.backend: postgres against a real PostgreSQL 15 started for the test (pg_instance): a
+// write is in PostgreSQL when it is acknowledged, a node with no local data serves what an
+// earlier one wrote, deletes and object deletes reach the tables, the schema is migrated once
+// and recorded, a newer schema and an unreachable database refuse the start with a clear
+// message, and WEIR_POSTGRES_URL overrides the configured URL.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "pg_instance.hpp"
+#include "process_support.hpp"
+#include "store/postgres_store.hpp"
+#include "test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+std::string pg_yaml(const pg_instance& pg) {
+  return "store: { backend: postgres, postgres: { url: \"" + pg.url() + "\" } }\n";
+}
+
+struct PostgresStore : ::testing::Test {
+  void SetUp() override { ASSERT_TRUE(pg.ok()) << pg.error(); }
+  pg_instance pg;
+  temp_dir dir;
+};
+
+TEST_F(PostgresStore, AnAcknowledgedWriteIsInPostgres) {
+  auto node = start_node(dir.path(), pg_yaml(pg));
+  ASSERT_TRUE(node);
+  auto v = put_record(node->http_port(), "t", "o1", "items", "a", R"({"n":1,"tags":["x"]})");
+  ASSERT_FALSE(v.empty());
+  // Right after the 200, from another connection: committed.
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records "
+                   "WHERE space = 't' AND object = 'o1' AND dataset = 'items' AND id = 'a'"),
+            "1");
+  EXPECT_EQ(pg.sql("SELECT doc->'_ver'->>'id' FROM weir_records WHERE id = 'a'"), v);
+  EXPECT_EQ(pg.sql("SELECT seq > 0 FROM weir_units WHERE space = 't' AND object = 'o1'"), "t");
+  auto r = http(node->http_port(), "PATCH", "/v1/spaces/t/objects/o1/datasets/items/records/a",
+                R"({"$inc":{"n":41}})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records WHERE id = 'a'"), "42");
+  r = http(node->http_port(), "DELETE", "/v1/spaces/t/objects/o1/datasets/items/records/a");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = 'a'"), "0");
+}
+
+TEST_F(PostgresStore, ANodeWithoutLocalDataServesWhatAnotherWrote) {
+  {
+    auto first = start_node(dir.path() + "/first", pg_yaml(pg));
+    ASSERT_TRUE(first);
+    for (int i = 1; i <= 5; ++i) {
+      put_record(first->http_port(), "t", "o1", "items", "r" + std::to_string(i),
+                 R"({"n":)" + std::to_string(i) + R"(,"text":"quote \" and back\\slash"})");
+    }
+    ASSERT_EQ(
+        http(first->http_port(), "PUT", "/v1/spaces/t/objects/o1", R"({"name":"one"})").status,
+        200u);
+    ASSERT_EQ(
+        http(first->http_port(), "DELETE", "/v1/spaces/t/objects/o1/datasets/items/records/r3")
+            .status,
+        200u);
+  }
+  auto second = start_node(dir.path() + "/second", pg_yaml(pg));
+  ASSERT_TRUE(second);
+  auto port = second->http_port();
+  auto items = http(port, "GET", "/api/t/items?obj=o1").json().as_object();
+  auto& rows = items.at("data").as_array();
+  ASSERT_EQ(rows.size(), 4u) << json::serialize(items);
+  EXPECT_EQ(rows[0].at("id"), "r1");
+  EXPECT_EQ(rows[0].at("text"), "quote \" and back\\slash");
+  EXPECT_EQ(rows[3].at("id"), "r5");
+  // Sent compact, as the embedded store sends it (jsonb's text form has blanks).
+  auto raw = http(port, "GET", "/api/t/items?obj=o1").body;
+  EXPECT_EQ(raw.find("\": "), std::string::npos) << raw;
+  auto doc = http(port, "GET", "/api/t/objects/one?obj=o1").json().as_object();
+  EXPECT_EQ(doc.at("data").at("name"), "one");
+  // Sequences continue where the first node stopped: versionIds keep growing in the unit.
+  auto before = pg.sql("SELECT seq FROM weir_units WHERE space = 't' AND object = 'o1'");
+  put_record(port, "t", "o1", "items", "r6", R"({"n":6})");
+  auto after = pg.sql("SELECT seq FROM weir_units WHERE space = 't' AND object = 'o1'");
+  EXPECT_EQ(std::stoll(after), std::stoll(before) + 1);
+}
+
+TEST_F(PostgresStore, AnObjectDeleteIsRecordedAndSurvivesARestart) {
+  {
+    auto node = start_node(dir.path() + "/a", pg_yaml(pg));
+    ASSERT_TRUE(node);
+    put_record(node->http_port(), "t", "o1", "items", "a", R"({"n":1})");
+    ASSERT_EQ(http(node->http_port(), "DELETE", "/v1/spaces/t/objects/o1").status, 200u);
+    EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE object = 'o1'"), "0");
+    EXPECT_EQ(pg.sql("SELECT deleted FROM weir_units WHERE space = 't' AND object = 'o1'"), "t");
+  }
+  auto node = start_node(dir.path() + "/b", pg_yaml(pg));
+  ASSERT_TRUE(node);
+  auto r = http(node->http_port(), "GET", "/api/t/items?obj=o1");
+  EXPECT_TRUE(r.json().as_object().at("data").as_array().empty()) << r.body;
+}
+
+TEST_F(PostgresStore, TheSchemaIsMigratedOnceAndANewerOneIsRefused) {
+  { ASSERT_TRUE(start_node(dir.path() + "/a", pg_yaml(pg))); }
+  { ASSERT_TRUE(start_node(dir.path() + "/b", pg_yaml(pg))); }
+  EXPECT_EQ(pg.sql("SELECT string_agg(version::text, ',' ORDER BY version) "
+                   "FROM weir_schema_migrations"),
+            std::to_string(store::postgres_store::schema_version()));
+  pg.sql("INSERT INTO weir_schema_migrations (version, description) VALUES (999, 'future')");
+  auto r = store::postgres_store::open({pg.url(), 16});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "store.open_failed");
+  EXPECT_NE(r.error().message.find("newer than this build"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(PostgresStore, WritesWaitOutADatabaseRestartAndNoAcknowledgedWriteIsLost) {
+  auto node = start_node(dir.path(), pg_yaml(pg));
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "before", R"({"n":0})");
+  std::atomic<bool> restarted{false};
+  std::thread restarter{[&] {
+    std::this_thread::sleep_for(200ms);
+    restarted = pg.restart();  // fast shutdown: every connection is cut mid-write
+  }};
+  std::vector<std::string> acknowledged;
+  for (int i = 0; i < 40; ++i) {
+    auto id = "w" + std::to_string(i);
+    auto r = http(port, "PUT", "/v1/spaces/t/objects/o1/datasets/items/records/" + id,
+                  R"({"n":)" + std::to_string(i) + "}");
+    EXPECT_EQ(r.status, 200u) << r.body;  // the writer thread retried on a new connection
+    if (r.status == 200) {
+      acknowledged.push_back(id);
+    }
+    std::this_thread::sleep_for(25ms);
+  }
+  restarter.join();
+  ASSERT_TRUE(restarted) << pg.error();
+  for (const auto& id : acknowledged) {
+    EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = '" + id + "'"), "1") << id;
+  }
+  EXPECT_EQ(acknowledged.size(), 40u);
+}
+
+TEST(PostgresStoreStart, AnUnreachableDatabaseRefusesTheStartClearly) {
+  auto r = store::postgres_store::open(
+      {"host=127.0.0.1 port=" + std::to_string(free_port()) + " user=weir connect_timeout=2", 16});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "store.open_failed");
+  EXPECT_NE(r.error().message.find("cannot connect to PostgreSQL"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(PostgresStore, TheEnvironmentOverridesTheConfiguredUrl) {
+  // The binary, as an operator runs it: the file names a database that is not there, the
+  // environment (a Secret in the chart) the one that is.
+  auto port = free_port();
+  auto config = dir.path() + "/weir.yaml";
+  {
+    std::ofstream f{config};
+    f << "node:\n  http: \"127.0.0.1:" << port << "\"\n  grpc: \"127.0.0.1:" << free_port()
+      << "\"\nstore:\n  backend: postgres\n  postgres:\n    url: \"host=127.0.0.1 port="
+      << free_port() << " user=nobody connect_timeout=2\"\n"
+      << default_queries_yaml();
+  }
+  ::setenv("WEIR_POSTGRES_URL", pg.url().c_str(), 1);
+  weir_process node{config, dir.path() + "/data"};
+  ::unsetenv("WEIR_POSTGRES_URL");
+  ASSERT_TRUE(node.started()) << node.log();
+  put_record(port, "t", "o1", "items", "a", R"({"n":7})");
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records WHERE id = 'a'"), "7");
+}
+
+}  // namespace
+}  // namespace weir::test
