@@ -371,6 +371,10 @@ void runtime::resync_replica(const replica_handle& h) {
   impl_->send_to_live_shard({h.space, h.object}, resync_msg{h.key, h.token});
 }
 
+const char* runtime::store_backend() const {
+  return impl_->store.backend();
+}
+
 bool runtime::has_local_space(const std::string& space) const {
   return impl_->store.has_space(space);
 }

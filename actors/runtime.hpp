@@ -95,6 +95,9 @@ class runtime {
   /// remembered (a space never stops existing).
   void space_exists(const std::string& space, std::function<void(bool)> done);
 
+  /// The store backend this node runs on (`embedded`, `postgres`), for /cluster/health.
+  const char* store_backend() const;
+
   /// Whether this node's store holds anything of `space`.
   bool has_local_space(const std::string& space) const;
 

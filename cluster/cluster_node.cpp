@@ -905,6 +905,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   json::object doc;
   doc["status"] = healthy ? "healthy" : "degraded";
   doc["self"] = impl_->opts.self;
+  doc["store"] = impl_->rt.store_backend();
   doc["viewsAgree"] = agree;
   doc["members"] = std::move(members);
   return {healthy ? 200u : 503u, json::serialize(doc)};

@@ -43,6 +43,7 @@ std::pair<unsigned, std::string> cluster_health(server_context& ctx) {
   bool healthy = !ctx.draining;
   doc["status"] = healthy ? "healthy" : "degraded";
   doc["self"] = "";
+  doc["store"] = ctx.rt.store_backend();
   doc["viewsAgree"] = true;
   doc["members"] = json::array{std::move(self)};
   return {healthy ? 200u : 503u, json::serialize(doc)};

@@ -64,6 +64,9 @@ class durable_store {
  public:
   virtual ~durable_store() = default;
 
+  /// The backend's name as configured and reported (`embedded`, `postgres`).
+  virtual const char* backend() const = 0;
+
   /// Reads a whole unit (blocking; called off the actor threads when its shard starts), handing
   /// each record to `visit` as it is read, in (dataset, id) order.
   virtual core::result<unit_snapshot> load_unit(const unit_key& unit,

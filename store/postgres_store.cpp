@@ -211,6 +211,10 @@ struct postgres_store::impl {
   PGconn* writer_conn = nullptr;
   mutable std::mutex reader_mu;
   PGconn* reader_conn = nullptr;
+  // Space lookups have their own connection: they are short, and must not wait behind a
+  // large unit's load on the reader.
+  mutable std::mutex lookup_mu;
+  PGconn* lookup_conn = nullptr;
   std::unique_ptr<group_commit_queue> writer;
 
   ~impl() {
@@ -220,6 +224,9 @@ struct postgres_store::impl {
     }
     if (reader_conn) {
       PQfinish(reader_conn);
+    }
+    if (lookup_conn) {
+      PQfinish(lookup_conn);
     }
   }
 
@@ -339,12 +346,12 @@ struct postgres_store::impl {
     return {};
   }
 
-  /// The reader connection, reconnected when it broke. Under reader_mu.
-  PGconn* reader() const {
-    if (PQstatus(reader_conn) != CONNECTION_OK) {
-      PQreset(reader_conn);
+  /// A connection, reconnected when it broke (under its mutex).
+  static PGconn* usable(PGconn* c) {
+    if (PQstatus(c) != CONNECTION_OK) {
+      PQreset(c);
     }
-    return reader_conn;
+    return c;
   }
 };
 
@@ -370,6 +377,11 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(r).error();
   }
   p->reader_conn = *r;
+  auto l = connect(opts.url);
+  if (!l) {
+    return std::move(l).error();
+  }
+  p->lookup_conn = *l;
   if (auto m = migrate(p->writer_conn); !m) {
     return std::move(m).error();
   }
@@ -383,7 +395,7 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
 core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
                                                       const record_visitor& visit) {
   std::lock_guard lock{impl_->reader_mu};
-  auto* c = impl_->reader();
+  auto* c = impl::usable(impl_->reader_conn);
   auto fail = [&](const char* what, const result_ptr& r) {
     exec(c, "ROLLBACK");
     return core::make_error(
@@ -434,15 +446,16 @@ core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
 }
 
 bool postgres_store::has_space(const std::string& space) const {
-  std::lock_guard lock{impl_->reader_mu};
-  auto r = exec(impl_->reader(), "SELECT 1 FROM weir_units WHERE space = $1 LIMIT 1", {space});
+  std::lock_guard lock{impl_->lookup_mu};
+  auto r = exec(impl::usable(impl_->lookup_conn),
+                "SELECT 1 FROM weir_units WHERE space = $1 LIMIT 1", {space});
   return r.ok() && PQntuples(r.r) > 0;
 }
 
 std::vector<std::string> postgres_store::objects_with_dataset(const std::string& space,
                                                               const std::string& dataset) const {
-  std::lock_guard lock{impl_->reader_mu};
-  auto r = exec(impl_->reader(),
+  std::lock_guard lock{impl_->lookup_mu};
+  auto r = exec(impl::usable(impl_->lookup_conn),
                 "SELECT DISTINCT object FROM weir_records "
                 "WHERE space = $1 AND dataset = $2 AND object <> '' ORDER BY object",
                 {space, dataset});

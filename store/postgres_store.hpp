@@ -1,7 +1,8 @@
 // weir::store::postgres_store — PostgreSQL as the system of record (store.backend: postgres):
 // the same durable_store contract as the embedded store, over libpq. A writer thread owns one
 // connection and commits everything queued in one transaction (one WAL flush for the group), a
-// reader connection serves unit loads and space lookups; neither runs on an actor thread. The
+// reader connection serves unit loads and a third one space lookups; none runs on an actor
+// thread. The
 // schema (docs/operations.md "PostgreSQL") is created and migrated on open, under an advisory
 // lock, so members starting together migrate once.
 #pragma once
@@ -26,6 +27,8 @@ class postgres_store final : public durable_store {
   static core::result<std::unique_ptr<postgres_store>> open(options opts);
 
   ~postgres_store() override;
+
+  const char* backend() const override { return "postgres"; }
 
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
   bool has_space(const std::string& space) const override;

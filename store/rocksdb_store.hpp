@@ -23,6 +23,8 @@ class rocksdb_store final : public durable_store {
 
   ~rocksdb_store() override;
 
+  const char* backend() const override { return "embedded"; }
+
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
   bool has_space(const std::string& space) const override;
   std::vector<std::string> objects_with_dataset(const std::string& space,

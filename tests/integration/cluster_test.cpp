@@ -292,6 +292,7 @@ TEST(ClusterProcess, OwnerKilledDuringWriteBurstLosesNothingAcknowledged) {
   auto degraded = http(cl.port(b), "GET", "/cluster/health");
   EXPECT_EQ(degraded.status, 503u);
   EXPECT_EQ(degraded.json().as_object()["status"], "degraded");
+  EXPECT_EQ(degraded.json().as_object()["store"], "embedded");
   // Writes for its units are refused with a clear code, from any node.
   auto refused_write =
       http(cl.port(a), "PUT", "/v1/spaces/t/objects/" + obj + "/datasets/items/records/late",

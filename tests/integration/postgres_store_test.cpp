@@ -36,6 +36,7 @@ struct PostgresStore : ::testing::Test {
 TEST_F(PostgresStore, AnAcknowledgedWriteIsInPostgres) {
   auto node = start_node(dir.path(), pg_yaml(pg));
   ASSERT_TRUE(node);
+  EXPECT_EQ(http(node->http_port(), "GET", "/cluster/health").json().at("store"), "postgres");
   auto v = put_record(node->http_port(), "t", "o1", "items", "a", R"({"n":1,"tags":["x"]})");
   ASSERT_FALSE(v.empty());
   // Right after the 200, from another connection: committed.
