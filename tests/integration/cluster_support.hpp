@@ -32,7 +32,9 @@ class cluster3 {
 
   /// `cluster_yaml`: extra keys of the `cluster` section, each line indented by two spaces.
   /// `with_token`: members authenticate with peer_token (else `cluster_yaml` must say how).
-  explicit cluster3(const std::string& cluster_yaml = "", bool with_token = true) {
+  /// `top_yaml`: other top-level sections for every member (e.g. `store:`).
+  explicit cluster3(const std::string& cluster_yaml = "", bool with_token = true,
+                    const std::string& top_yaml = "") {
     for (int i = 0; i < n; ++i) {
       http_.push_back(free_port());
       grpc_.push_back(free_port());
@@ -49,7 +51,7 @@ class cluster3 {
         << "\"\n  peer: \"127.0.0.1:" << peer_[i] << "\"\ncluster:\n  nodeId: " << ids_[i] << "\n"
         << members << "  heartbeatIntervalMs: 100\n  suspectAfterMs: 400\n  downAfterMs: 1000\n"
         << (with_token ? std::string{"  token: \""} + peer_token + "\"\n" : std::string{})
-        << cluster_yaml << default_queries_yaml();
+        << cluster_yaml << top_yaml << default_queries_yaml();
     }
     procs_.resize(n);
     for (int i = 0; i < n; ++i) {

@@ -8,10 +8,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <boost/json.hpp>
 
+#include "cluster_support.hpp"
 #include "pg_instance.hpp"
 #include "process_support.hpp"
 #include "store/postgres_store.hpp"
@@ -147,6 +150,50 @@ TEST_F(PostgresStore, WritesWaitOutADatabaseRestartAndNoAcknowledgedWriteIsLost)
     EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = '" + id + "'"), "1") << id;
   }
   EXPECT_EQ(acknowledged.size(), 40u);
+}
+
+TEST_F(PostgresStore, ThreeMembersOnOneDatabaseServeEveryWriteEverywhereAndSumConcurrentIncs) {
+  cluster3 cl{"", true, pg_yaml(pg)};
+  auto obj = cl.object_owned_by(2, "pg");
+  ASSERT_FALSE(put_record(cl.port(0), "t", obj, "items", "counter", R"({"n":0})").empty());
+  // A subscriber on every member; increments through every member at once.
+  std::vector<std::unique_ptr<ws_client>> watchers;
+  for (int i = 0; i < cluster3::n; ++i) {
+    watchers.push_back(std::make_unique<ws_client>(cl.port(i)));
+    watchers.back()->expect_connected();
+    watchers.back()->subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "full");
+    watchers.back()->read_json();
+  }
+  constexpr int per_member = 20;
+  std::vector<std::thread> writers;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < cluster3::n; ++i) {
+    writers.emplace_back([&, i] {
+      for (int k = 0; k < per_member; ++k) {
+        auto r = http(cl.port(i), "PATCH",
+                      "/v1/spaces/t/objects/" + obj + "/datasets/items/records/counter",
+                      R"({"$inc":{"n":1}})");
+        if (r.status != 200) {
+          ++failed;
+        }
+      }
+    });
+  }
+  for (auto& t : writers) {
+    t.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  constexpr int total = cluster3::n * per_member;
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records WHERE id = 'counter'"),
+            std::to_string(total));
+  for (auto& w : watchers) {
+    auto f = w->read_until([](const json::object& f) {
+      const auto& data = f.at("payload").at("data").as_array();
+      return !data.empty() && data[0].at("n") == total;
+    });
+    EXPECT_FALSE(f.empty());
+  }
+  EXPECT_EQ(cl.health(0).at("store"), "postgres");
 }
 
 TEST(PostgresStoreStart, AnUnreachableDatabaseRefusesTheStartClearly) {
