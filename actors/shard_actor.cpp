@@ -442,6 +442,15 @@ void handle_write(shard_ptr self, write_msg& m) {
     if (s.after) {
       core::stamp_version(*s.after, vid);
       after = core::make_record(*s.after);
+      if (!st.rt->store.holds_nul_characters() && core::contains_nul_character(after->json)) {
+        // Refused before anything is applied: nothing of this write is in the unit yet.
+        m.done(core::make_error("record.unsupported_character",
+                                "this node's store (PostgreSQL jsonb) cannot hold the character "
+                                "U+0000 (\\u0000) in a string; remove it from record '" +
+                                    s.id + "'",
+                                {{"id", s.id}}));
+        return;
+      }
       after_doc = std::make_shared<const boost::json::object>(std::move(*s.after));
       batch.writes.push_back({s.dataset, s.id, after->json});
     } else {

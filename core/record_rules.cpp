@@ -99,4 +99,18 @@ void stamp_version(boost::json::object& record, std::string_view version_id) {
   record["_ver"] = std::move(ver_value);
 }
 
+bool contains_nul_character(std::string_view json) {
+  for (auto at = json.find("u0000"); at != std::string_view::npos;
+       at = json.find("u0000", at + 1)) {
+    std::size_t backslashes = 0;
+    while (backslashes < at && json[at - 1 - backslashes] == '\\') {
+      ++backslashes;
+    }
+    if (backslashes % 2 == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace weir::core

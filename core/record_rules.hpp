@@ -36,4 +36,8 @@ result<boost::json::object> normalize_record(boost::json::value body,
 /// record is already in that shape (the usual case after normalize_record).
 void stamp_version(boost::json::object& record, std::string_view version_id);
 
+/// Whether serialized JSON holds the character U+0000 in a string (the escape `\u0000`, not an
+/// escaped backslash followed by "u0000"). PostgreSQL's jsonb cannot store it.
+bool contains_nul_character(std::string_view json);
+
 }  // namespace weir::core

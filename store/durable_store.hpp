@@ -67,6 +67,10 @@ class durable_store {
   /// The backend's name as configured and reported (`embedded`, `postgres`).
   virtual const char* backend() const = 0;
 
+  /// Whether records may hold U+0000 in their strings (PostgreSQL's jsonb cannot): writes that
+  /// would are refused before they are applied.
+  virtual bool holds_nul_characters() const { return true; }
+
   /// Reads a whole unit (blocking; called off the actor threads when its shard starts), handing
   /// each record to `visit` as it is read, in (dataset, id) order.
   virtual core::result<unit_snapshot> load_unit(const unit_key& unit,

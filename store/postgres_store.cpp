@@ -131,8 +131,20 @@ void on_notice(void*, const char* message) {
   }
 }
 
+/// Connects with bounded waits unless the URL says otherwise: a database that stops answering
+/// must fail a connect or a statement within seconds, not hang the writer on TCP's two hours.
+/// The defaults come first, so the URL's own settings win (libpq expands `dbname` in place).
 core::result<PGconn*> connect(const std::string& url) {
-  PGconn* c = PQconnectdb(url.c_str());
+  const char* keys[] = {"connect_timeout",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "client_encoding",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {"10", "10", "5", "3", "30000", "UTF8", url.c_str(), nullptr};
+  PGconn* c = PQconnectdbParams(keys, values, 1);
   if (PQstatus(c) != CONNECTION_OK) {
     std::string why = trim(PQerrorMessage(c));
     PQfinish(c);
@@ -154,13 +166,21 @@ core::result<void> migrate(PGconn* c) {
   if (auto r = exec(c, "SELECT pg_advisory_xact_lock(7316575811235112793)"); !r.ok()) {
     return fail("lock", r);
   }
-  if (auto r = exec(c,
-                    "CREATE TABLE IF NOT EXISTS weir_schema_migrations ("
-                    "  version integer PRIMARY KEY,"
-                    "  description text NOT NULL,"
-                    "  applied_at timestamptz NOT NULL DEFAULT now())");
-      !r.ok()) {
-    return fail("the migrations table", r);
+  // Created only when missing: a role without CREATE on the schema can run on tables made
+  // beforehand (PostgreSQL checks the privilege even for IF NOT EXISTS).
+  auto exists = exec(c, "SELECT to_regclass('weir_schema_migrations') IS NOT NULL");
+  if (!exists.ok()) {
+    return fail("looking for the migrations table", exists);
+  }
+  if (PQgetvalue(exists.r, 0, 0)[0] != 't') {
+    auto r = exec(c,
+                  "CREATE TABLE weir_schema_migrations ("
+                  "  version integer PRIMARY KEY,"
+                  "  description text NOT NULL,"
+                  "  applied_at timestamptz NOT NULL DEFAULT now())");
+    if (!r.ok()) {
+      return fail("the migrations table", r);
+    }
   }
   auto current = exec(c, "SELECT coalesce(max(version), 0) FROM weir_schema_migrations");
   if (!current.ok()) {
@@ -200,7 +220,9 @@ core::result<void> migrate(PGconn* c) {
 /// jsonb's text form has blanks after `:` and `,`; records travel compact, so loads re-encode.
 std::string compact(const char* text, std::size_t n) {
   boost::system::error_code ec;
-  auto v = boost::json::parse(std::string_view{text, n}, ec);
+  boost::json::parse_options opts;
+  opts.max_depth = 64;  // as deep as a write may nest
+  auto v = boost::json::parse(std::string_view{text, n}, ec, {}, opts);
   return ec ? std::string{text, n} : boost::json::serialize(v);
 }
 
@@ -372,6 +394,11 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(w).error();
   }
   p->writer_conn = *w;
+  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
+  // holding every queued write.
+  if (auto t = exec(p->writer_conn, "SET statement_timeout = '30s'"); !t.ok()) {
+    return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
+  }
   auto r = connect(opts.url);
   if (!r) {
     return std::move(r).error();
@@ -425,8 +452,12 @@ core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
                          "WHERE space = $1 AND object = $2 ORDER BY dataset, id",
                          2, nullptr, params, nullptr, nullptr, 0) ||
       !PQsetSingleRowMode(c)) {
-    return core::make_error("store.read_failed",
-                            "cannot read the unit from PostgreSQL: " + trim(PQerrorMessage(c)));
+    std::string why = trim(PQerrorMessage(c));
+    while (PGresult* rest = PQgetResult(c)) {
+      PQclear(rest);  // the connection must be idle again before the ROLLBACK
+    }
+    exec(c, "ROLLBACK");
+    return core::make_error("store.read_failed", "cannot read the unit from PostgreSQL: " + why);
   }
   std::string error;
   while (PGresult* raw = PQgetResult(c)) {
@@ -449,7 +480,9 @@ bool postgres_store::has_space(const std::string& space) const {
   std::lock_guard lock{impl_->lookup_mu};
   auto r = exec(impl::usable(impl_->lookup_conn),
                 "SELECT 1 FROM weir_units WHERE space = $1 LIMIT 1", {space});
-  return r.ok() && PQntuples(r.r) > 0;
+  // A failed lookup answers "exists": the request goes on to the query, which reports the
+  // store's error, rather than a 404 for a space that may well exist.
+  return !r.ok() || PQntuples(r.r) > 0;
 }
 
 std::vector<std::string> postgres_store::objects_with_dataset(const std::string& space,

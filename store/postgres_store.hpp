@@ -29,6 +29,7 @@ class postgres_store final : public durable_store {
   ~postgres_store() override;
 
   const char* backend() const override { return "postgres"; }
+  bool holds_nul_characters() const override { return false; }
 
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
   bool has_space(const std::string& space) const override;

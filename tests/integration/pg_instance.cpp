@@ -2,6 +2,7 @@
 #include "pg_instance.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -135,7 +136,9 @@ bool pg_instance::start_server() {
     int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     dup2(log, 1);
     dup2(log, 2);
-    if (drop && (setgid(gid_) != 0 || setuid(uid_) != 0)) {
+    // The server must not hold the test's own sockets open, nor root's groups.
+    close_range(3, ~0U, 0);
+    if (drop && (setgroups(0, nullptr) != 0 || setgid(gid_) != 0 || setuid(uid_) != 0)) {
       _exit(126);
     }
     execv(args[0], args.data());

@@ -196,6 +196,43 @@ TEST_F(PostgresStore, ThreeMembersOnOneDatabaseServeEveryWriteEverywhereAndSumCo
   EXPECT_EQ(cl.health(0).at("store"), "postgres");
 }
 
+TEST_F(PostgresStore, WhatJsonbCannotHoldIsRefusedAndTheRestRoundTrips) {
+  auto node = start_node(dir.path(), pg_yaml(pg));
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  // U+0000 cannot be stored in jsonb: a clear 400 before anything is applied, the node lives.
+  auto nul = http(port, "PUT", "/v1/spaces/t/objects/o1/datasets/items/records/z",
+                  R"({"text":"a\u0000b"})");
+  EXPECT_EQ(nul.status, 400u) << nul.body;
+  EXPECT_EQ(nul.json().at("error").at("code"), "record.unsupported_character");
+  // An escaped backslash before "u0000" is ordinary text; so is every other character.
+  auto text = std::string{R"({"text":"back\\u0000slash, caf\u00e9, \ud83d\ude00, \"q\""})"};
+  ASSERT_EQ(http(port, "PUT", "/v1/spaces/t/objects/o1/datasets/items/records/y", text).status,
+            200u);
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = 'z'"), "0");
+  auto expected = json::parse(text).at("text");
+  node.reset();
+  auto again = start_node(dir.path() + "/again", pg_yaml(pg));
+  ASSERT_TRUE(again);
+  auto rows = http(again->http_port(), "GET", "/api/t/items?obj=o1").json().as_object();
+  ASSERT_EQ(rows.at("data").as_array().size(), 1u) << json::serialize(rows);
+  EXPECT_EQ(rows.at("data").as_array()[0].at("text"), expected);
+}
+
+TEST_F(PostgresStore, ARoleWithoutCreateRunsOnASchemaMadeBeforehand) {
+  { ASSERT_TRUE(start_node(dir.path() + "/owner", pg_yaml(pg))); }  // creates the tables
+  pg.sql("CREATE ROLE app LOGIN");
+  pg.sql(
+      "GRANT SELECT, INSERT, UPDATE, DELETE ON weir_records, weir_units, "
+      "weir_schema_migrations TO app");
+  pg.sql("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+  auto yaml = "store: { backend: postgres, postgres: { url: \"host=127.0.0.1 port=" +
+              std::to_string(pg.port()) + " user=app dbname=weir\" } }\n";
+  auto node = start_node(dir.path() + "/app", yaml);
+  ASSERT_TRUE(node);
+  EXPECT_FALSE(put_record(node->http_port(), "t", "o1", "items", "a", R"({"n":1})").empty());
+}
+
 TEST(PostgresStoreStart, AnUnreachableDatabaseRefusesTheStartClearly) {
   auto r = store::postgres_store::open(
       {"host=127.0.0.1 port=" + std::to_string(free_port()) + " user=weir connect_timeout=2", 16});

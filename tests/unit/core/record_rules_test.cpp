@@ -123,5 +123,13 @@ TEST(StampVersion, WithoutIdStillPutsVerLast) {
   EXPECT_EQ(serialize(rec), R"({"a":1,"_ver":{"id":"00"}})");
 }
 
+TEST(ContainsNulCharacter, FindsTheEscapeButNotAnEscapedBackslash) {
+  EXPECT_TRUE(contains_nul_character(R"({"a":"x\u0000y"})"));
+  EXPECT_TRUE(contains_nul_character(R"({"a":"\\\u0000"})"));    // a backslash, then U+0000
+  EXPECT_FALSE(contains_nul_character(R"({"a":"x\\u0000y"})"));  // the text \u0000
+  EXPECT_FALSE(contains_nul_character(R"({"u0000":1,"b":"u0000"})"));
+  EXPECT_TRUE(contains_nul_character(R"({"a":"\u00001"})"));  // U+0000 then "1"
+}
+
 }  // namespace
 }  // namespace weir::core
