@@ -280,9 +280,12 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
   std::array<body_ptr, slot_count> bodies{};
   std::array<bool, slot_count> baseline{};
   auto used = [&st](std::size_t slot) { return st.slot_subs[slot] > 0; };
+  // A single document's whole value goes to the data modes, and to everyone when there is no
+  // patch (a baseline); with only patch and AG-UI subscribers and a patch, nobody needs it.
+  bool plain = used(legacy_slot) || used(full_slot) || used(delta_slot);
+  bool whole = st.single() ? plain || !patch_json : used(full_slot) || used(legacy_slot);
   std::optional<std::string> data;
-  bool need_data = st.single() || used(full_slot) || used(legacy_slot);
-  if (need_data) {
+  if (whole) {
     data = st.data_json();
   }
   auto paging = st.paging();
@@ -292,8 +295,11 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
   if (st.single()) {
     // Non-array data: every mode sends data and never a change set (§5); patch mode sends the
     // document's patch instead, once it has a baseline.
-    auto b = std::make_shared<const std::string>(
-        core::encode_result_body(as_view(data), std::nullopt, paging));
+    body_ptr b;
+    if (whole) {
+      b = std::make_shared<const std::string>(
+          core::encode_result_body(as_view(data), std::nullopt, paging));
+    }
     bodies[legacy_slot] = bodies[full_slot] = bodies[delta_slot] = b;
     baseline[legacy_slot] = baseline[full_slot] = baseline[delta_slot] = true;
     if (used(patch_slot)) {

@@ -22,34 +22,31 @@ namespace {
 
 constexpr char sep = '\0';
 
-std::string unit_prefix(const unit_key& u) {
+/// `kind`, then the unit's space and object: the key of its sequence (`s`), of its deleted
+/// marker (`x`, present only while its object is deleted), and with a trailing separator the
+/// prefix of its records (`d`).
+std::string unit_text(char kind, const unit_key& u) {
   std::string k;
   k.reserve(u.space.size() + u.object.size() + 3);
-  k.push_back('d');
+  k.push_back(kind);
   k.append(u.space);
   k.push_back(sep);
   k.append(u.object);
+  return k;
+}
+
+std::string unit_prefix(const unit_key& u) {
+  auto k = unit_text('d', u);
   k.push_back(sep);
   return k;
 }
 
 std::string seq_key(const unit_key& u) {
-  std::string k;
-  k.push_back('s');
-  k.append(u.space);
-  k.push_back(sep);
-  k.append(u.object);
-  return k;
+  return unit_text('s', u);
 }
 
-/// The unit's object-deleted marker (present only while it is deleted).
 std::string deleted_key(const unit_key& u) {
-  std::string k;
-  k.push_back('x');
-  k.append(u.space);
-  k.push_back(sep);
-  k.append(u.object);
-  return k;
+  return unit_text('x', u);
 }
 
 std::string encode_seq(std::uint64_t v) {
