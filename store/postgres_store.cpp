@@ -16,6 +16,8 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include "core/record_rules.hpp"
 #include "store/group_commit_queue.hpp"
 
 namespace weir::store {
@@ -217,13 +219,27 @@ core::result<void> migrate(PGconn* c) {
   return {};
 }
 
-/// jsonb's text form has blanks after `:` and `,`; records travel compact, so loads re-encode.
+/// jsonb's text form has blanks after `:` and `,`, and jsonb keeps an object's members in its
+/// own order (shorter keys first), not the written one. Records travel compact with `id` first
+/// and `_ver` last (protocols.md), so loads re-encode and put those two back in place; the
+/// order of the other members is jsonb's.
 std::string compact(const char* text, std::size_t n) {
   boost::system::error_code ec;
   boost::json::parse_options opts;
   opts.max_depth = 64;  // as deep as a write may nest
   auto v = boost::json::parse(std::string_view{text, n}, ec, {}, opts);
-  return ec ? std::string{text, n} : boost::json::serialize(v);
+  if (ec) {
+    return std::string{text, n};
+  }
+  if (auto* o = v.if_object()) {
+    const auto* ver = o->if_contains("_ver");
+    const auto* vid = ver && ver->is_object() ? ver->as_object().if_contains("id") : nullptr;
+    if (vid && vid->is_string()) {
+      std::string id{vid->as_string()};
+      core::stamp_version(*o, id);
+    }
+  }
+  return boost::json::serialize(v);
 }
 
 }  // namespace

@@ -466,6 +466,11 @@ TEST(Auth, ExpiringCredentialsEndTheirSubscriptions) {
   ASSERT_EQ(direct.status(), 200u);
   EXPECT_EQ(direct.read_json().at("isAuthorized"), true);
 
+  ws_client direct_ws{n.port, "/api/secret?obj=o1", n.bearer(short_lived)};
+  auto first = direct_ws.read_json();
+  EXPECT_EQ(first.at("type"), "Data");
+  EXPECT_EQ(first.at("data").at("isAuthorized"), true);
+
   windowed_stream windowed{n.port,
                            "private-a",
                            "object",
@@ -490,6 +495,13 @@ TEST(Auth, ExpiringCredentialsEndTheirSubscriptions) {
   EXPECT_EQ(denied.at("revision"), 1);
   EXPECT_EQ(direct.read_json(8s).at("isAuthorized"), false);
   EXPECT_TRUE(direct.wait_end(2s));
+  // The direct WebSocket: a Data frame with isAuthorized:false, then close 1008 (arc-hub §10).
+  auto ws_denied = direct_ws.read_json(8s);
+  EXPECT_EQ(ws_denied.at("type"), "Data");
+  EXPECT_EQ(ws_denied.at("data").at("isAuthorized"), false);
+  EXPECT_FALSE(direct_ws.read(2s));
+  ASSERT_TRUE(direct_ws.close_status());
+  EXPECT_EQ(direct_ws.close_status()->first, 1008);
   while (auto f = windowed.next(8s)) {
     windowed.apply(*f);
     if (f->event == "closed") {

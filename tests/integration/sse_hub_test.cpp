@@ -922,3 +922,44 @@ TEST(SseTenant, ControlsFromAnotherTenantAre404) {
 }
 
 }  // namespace weir::test
+
+namespace weir::test {
+
+// Behind a trusted proxy (here: loopback, where the test runs) an anonymous stream belongs to
+// the client the proxy names in X-Forwarded-For, so a second replica of the ingress (another
+// proxy connection) can carry that client's control POSTs, and no other client behind the same
+// proxy can drive the stream (security.md, behind a proxy).
+TEST(SseOwnership, AnonymousStreamsBehindATrustedProxyBelongToTheForwardedClient) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "http: { trustedProxies: [\"127.0.0.1\", \"10.0.0.0/8\"] }\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "r1", R"({"n":1})");
+  sse_client::options o;
+  o.headers = {{"X-Forwarded-For", "203.0.113.5, 10.1.2.3"}};  // client, then an inner proxy
+  sse_client stream{port, o};
+  ASSERT_EQ(stream.status(), 200u);
+  auto id = stream.expect_connected();
+  auto body = control_body(id, "q1", 1, subscription_request("T.Items.All", {{"obj", "o1"}}));
+  // The proxy itself (no forwarded client) and another client behind it: as if no such stream.
+  EXPECT_EQ(sse_control_post(port, "subscribe", body).status, 404u);
+  EXPECT_EQ(sse_control_post(port, "subscribe", body, {{"X-Forwarded-For", "203.0.113.9"}}).status,
+            404u);
+  // The same client through another connection of the proxy, its hops in another order of
+  // inner proxies: the right-most untrusted hop is what counts.
+  EXPECT_EQ(
+      sse_control_post(port, "subscribe", body, {{"X-Forwarded-For", "203.0.113.5, 10.9.9.9"}})
+          .status,
+      200u);
+  auto snap = stream.read_json();
+  EXPECT_EQ(snap["type"], "QueryResult");
+  EXPECT_EQ(snap["queryId"], "q1");
+  // A client that puts the owner's address left of its own gains nothing: its own is right-most.
+  auto body2 = control_body(id, "q2", 1, subscription_request("T.Items.All", {{"obj", "o1"}}));
+  EXPECT_EQ(
+      sse_control_post(port, "subscribe", body2, {{"X-Forwarded-For", "203.0.113.5, 198.51.100.7"}})
+          .status,
+      404u);
+}
+
+}  // namespace weir::test

@@ -7,6 +7,7 @@
 // versionIds and totals.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -526,6 +527,79 @@ TEST(WindowedStream, Http10StreamIsNotChunkedAndEndsWithTheConnection) {
   }
   EXPECT_TRUE(c.pending().ends_with("event: closed\ndata: {\"reason\":\"object_deleted\"}\n\n"))
       << c.pending();
+}
+
+// Registration and snapshot are atomic against the write path (windowed-subscribe §4): streams
+// opened while writes are being applied neither miss a write nor see one twice. A doubled event
+// shows as an `added` for a row the window already holds (or a `removed` for one it does not);
+// a missed one as an `updated` for a row it does not hold, or as a window that differs from a
+// fresh query once the writes are done.
+TEST(WindowedStream, StreamsOpenedDuringWritesMissAndDoubleNothing) {
+  node_with n;
+  put(n.port, "c", "seed", R"({"n":-1,"v":0})");  // the space exists before the first stream
+  constexpr int writes = 240;
+  std::atomic<bool> writing{true};
+  std::thread writer{[&] {
+    for (int i = 0; i < writes; ++i) {
+      put(n.port, "c", "m" + std::to_string(i), R"({"n":)" + std::to_string(i) + R"(,"v":0})");
+      if (i % 3 == 2) {
+        // An update of an earlier row: it reaches windows as `updated` (or moves a bounded one).
+        patch(n.port, "c", "m" + std::to_string(i / 2), R"({"$inc":{"v":1}})");
+      }
+    }
+    writing = false;
+  }};
+  const std::vector<std::string> bodies = {
+      R"({"objectId":"c","dataset":"msgs","sort":["n"]})",
+      R"({"objectId":"c","dataset":"msgs","sort":["-n"],"limit":5})",
+      R"({"objectId":"c","dataset":"msgs","sort":["-v","n"],"limit":7,"offset":2})",
+  };
+  std::vector<std::unique_ptr<windowed_stream>> streams;
+  std::vector<std::string> stream_body;
+  // Streams open while the writer runs, each on its own connection, a few milliseconds apart.
+  for (int k = 0; writing && k < 12; ++k) {
+    const auto& body = bodies[k % bodies.size()];
+    streams.push_back(std::make_unique<windowed_stream>(n.port, "t", "object", body));
+    stream_body.push_back(body);
+    streams.back()->open();
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+  writer.join();
+  ASSERT_GE(streams.size(), 3u) << "the writes ended before the streams opened; nothing tested";
+  for (std::size_t k = 0; k < streams.size(); ++k) {
+    auto& s = *streams[k];
+    auto fresh = windowed_query(n.port, "t", "object", stream_body[k]);
+    ASSERT_EQ(fresh.status, 200u) << fresh.body;
+    auto expect = by_record_id(fresh.json().as_object().at("records"));
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (s.window() != expect && std::chrono::steady_clock::now() < deadline) {
+      auto f = s.next(1s);
+      if (!f) {
+        continue;
+      }
+      ASSERT_EQ(f->event, "changes") << f->raw;
+      for (const auto& ev : f->data.as_array()) {
+        const auto& e = ev.as_object();
+        for (const auto& r : list(e, "added")) {
+          EXPECT_FALSE(s.window().contains(std::string{r.as_object().at("id").as_string()}))
+              << "stream " << k << " got an add twice: " << f->raw;
+        }
+        for (const auto& r : list(e, "updated")) {
+          EXPECT_TRUE(s.window().contains(std::string{r.as_object().at("id").as_string()}))
+              << "stream " << k << " missed a row it now updates: " << f->raw;
+        }
+        for (const auto& r : list(e, "removed")) {
+          EXPECT_TRUE(s.window().contains(std::string{r.as_object().at("id").as_string()}))
+              << "stream " << k << " removes a row it never had: " << f->raw;
+        }
+      }
+      s.apply(*f);
+    }
+    EXPECT_EQ(s.window(), expect) << "stream " << k << " (" << stream_body[k] << ")";
+    // Nothing follows: no event was left over to arrive late (a doubled one would).
+    auto extra = s.next(200ms);
+    EXPECT_FALSE(extra) << "stream " << k << ": " << extra->raw;
+  }
 }
 
 }  // namespace
