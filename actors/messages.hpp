@@ -93,6 +93,12 @@ struct loaded_msg {
   std::shared_ptr<struct unit_load> unit;
 };
 
+/// Store loader → shard: records change capture asked it to read again, as the store now holds
+/// them (defined in shard_actor.cpp).
+struct refreshed_msg {
+  std::shared_ptr<struct refreshed_rows> rows;
+};
+
 /// Owner side, cluster → shard → query actor `key`: send watch `token` a fresh snapshot (its
 /// gateway fell behind and its queued changes were dropped).
 struct resync_msg {
@@ -186,6 +192,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::update_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::loaded_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::refreshed_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_lost_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)

@@ -2,6 +2,10 @@
 #include "actors/runtime_impl.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <tuple>
 
 #include <caf/send.hpp>
 
@@ -285,7 +289,50 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
     link->forward_write(*owner, std::move(cmd), std::move(done));
     return;
   }
+  if (cmd.kind == write_kind::refresh_records) {
+    // A unit not in memory has nothing to refresh: its next load reads the rows as they are.
+    write_msg m{std::move(cmd), std::move(done)};
+    if (!send_to_live_shard(unit, std::move(m))) {
+      m.done(write_outcome{});
+    }
+    return;
+  }
   send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
+}
+
+void runtime::take_captured(std::vector<store::captured_row> rows, std::function<void()> applied) {
+  // One refresh per (unit, dataset), in the order the rows came.
+  std::map<std::tuple<std::string, std::string, std::string>, boost::json::array> groups;
+  for (auto& r : rows) {
+    groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}].emplace_back(
+        std::move(r.id));
+  }
+  if (groups.empty()) {
+    applied();
+    return;
+  }
+  auto left = std::make_shared<std::atomic<std::size_t>>(groups.size());
+  auto done = std::make_shared<std::function<void()>>(std::move(applied));
+  for (auto& [key, ids] : groups) {
+    write_command cmd;
+    cmd.kind = write_kind::refresh_records;
+    cmd.space = std::get<0>(key);
+    cmd.object = std::get<1>(key);
+    cmd.dataset = std::get<2>(key);
+    cmd.body = std::move(ids);
+    auto space = cmd.space;
+    submit(std::move(cmd), [left, done, space](core::result<write_outcome> r) {
+      // An owner that is down or stopping reads the rows when it loads the unit again.
+      if (!r && r.error().code != "server.unavailable" && r.error().code != "server.draining") {
+        std::fprintf(stderr,
+                     "weir: change capture: an owner in space '%s' did not take a change: %s\n",
+                     space.c_str(), r.error().message.c_str());
+      }
+      if (left->fetch_sub(1) == 1) {
+        (*done)();
+      }
+    });
+  }
 }
 
 void runtime::set_cluster(cluster_link* link) {
@@ -373,6 +420,10 @@ void runtime::resync_replica(const replica_handle& h) {
 
 const char* runtime::store_backend() const {
   return impl_->store.backend();
+}
+
+store::capture_status runtime::store_capture() const {
+  return impl_->store.capture();
 }
 
 bool runtime::has_local_space(const std::string& space) const {

@@ -22,7 +22,9 @@ struct bound_query;
 }  // namespace weir::core
 namespace weir::store {
 class durable_store;
-}
+struct captured_row;
+struct capture_status;
+}  // namespace weir::store
 
 namespace weir::actors {
 
@@ -97,6 +99,15 @@ class runtime {
 
   /// The store backend this node runs on (`embedded`, `postgres`), for /cluster/health.
   const char* store_backend() const;
+  /// The store's change capture (the reader, its lag), for /cluster/health.
+  store::capture_status store_capture() const;
+
+  /// Rows another program changed in the store, one of its transactions (the store's
+  /// capture_sink): each unit's rows go to its owner (here or another member), whose shard, if
+  /// it holds the unit, reads them again and publishes what differs as a write. `applied` runs
+  /// once every owner answered; an owner that could not take them (it is down, say) reads them
+  /// when it next loads the unit.
+  void take_captured(std::vector<store::captured_row> rows, std::function<void()> applied);
 
   /// Whether this node's store holds anything of `space`.
   bool has_local_space(const std::string& space) const;

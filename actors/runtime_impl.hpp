@@ -72,13 +72,16 @@ struct runtime::impl {
   void remove_connection(std::uint64_t id);
 
   /// Sends `msg` only if the unit's shard is alive (an unsubscribe for a retired unit has
-  /// nothing left to cancel, and must not bring the unit back).
+  /// nothing left to cancel, and must not bring the unit back). False, leaving `msg` as it
+  /// was, when it is not.
   template <class Msg>
-  void send_to_live_shard(const store::unit_key& unit, Msg&& msg) {
+  bool send_to_live_shard(const store::unit_key& unit, Msg&& msg) {
     std::lock_guard lock{shards_mu};
     if (auto a = find_locked(unit)) {
       caf::anon_send(a, std::forward<Msg>(msg));
+      return true;
     }
+    return false;
   }
 
   /// Removes `self` from the registry if `may_retire()` (evaluated under the lock) agrees. Every
@@ -140,10 +143,10 @@ struct runtime::impl {
   std::atomic<std::int64_t> held_row_bytes{0};
 
   std::mutex shards_mu;
-  std::unordered_map<std::string, caf::actor> shards;  // key: space '\0' object
+  std::unordered_map<std::string, caf::actor> shards;       // key: space '\0' object
   std::unordered_map<std::string, caf::actor> space_views;  // key: space '\0' query key
-  bool stopping = false;                               // under shards_mu
-  std::atomic<bool> stopped{false};                    // the actor system is gone
+  bool stopping = false;                                    // under shards_mu
+  std::atomic<bool> stopped{false};                         // the actor system is gone
 
   connection_directory directory;  ///< hub connections, for the health feed
   unit_loader loader;              ///< reads units off the actor threads

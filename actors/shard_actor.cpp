@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -26,6 +27,7 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
+#include "core/filter.hpp"
 #include "core/json_patch.hpp"
 #include "core/order_index.hpp"
 #include "core/record_rules.hpp"
@@ -89,6 +91,10 @@ struct shard_state {
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
+  /// Change capture's refreshes waiting for the writes pending when they came (`first`: the
+  /// last of those writes' sequence) to become durable, so the read sees them.
+  std::deque<std::pair<std::uint64_t, write_msg>> refresh_waiting;
+  std::size_t refreshing = 0;  // refresh reads under way on the loader thread
   std::unordered_map<std::string, view_entry> views;  // by query key
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
@@ -322,6 +328,9 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       }
       break;
     }
+    case write_kind::refresh_records:
+      // Never staged from a command: handle_refresh reads the rows first (stage_captured).
+      return core::make_error("request.invalid_field", "a refresh is not a write");
     case write_kind::batch: {
       if (!cmd.body.is_object()) {
         return core::make_error("request.not_object", "a batch body must be a JSON object");
@@ -401,8 +410,16 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
   return out;
 }
 
+void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, write_callback done,
+                   bool captured);
+void handle_refresh(shard_ptr self, write_msg& m);
+
 void handle_write(shard_ptr self, write_msg& m) {
   auto& st = self->state;
+  if (m.cmd.kind == write_kind::refresh_records) {
+    handle_refresh(self, m);
+    return;
+  }
   if (st.pending.size() >= st.rt->opts.max_pending_writes_per_unit) {
     m.done(core::make_error("server.overloaded",
                             "too many writes are waiting to become durable on this unit; retry"));
@@ -421,13 +438,22 @@ void handle_write(shard_ptr self, write_msg& m) {
         m.cmd.kind == write_kind::delete_object ? std::string{} : core::encode_version_id(st.seq)});
     return;
   }
+  submit_staged(self, items, m.cmd.kind, std::move(m.done), false);
+}
+
+/// Hands staged changes to the store as the unit's next write, and keeps them pending (visible
+/// to later writes, not to queries) until the store says they are durable. `captured`: they are
+/// changes another program made in the store; only the unit's sequence is written.
+void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, write_callback done,
+                   bool captured) {
+  auto& st = self->state;
   std::uint64_t seq = st.seq + 1;
   auto vid = core::encode_version_id(seq);
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
-  store::write_batch batch{st.unit, seq, {}, std::nullopt};
-  batch.writes.reserve(items.size());
-  bool object_deleted = m.cmd.kind == write_kind::delete_object;
+  store::write_batch batch{st.unit, seq, {}, std::nullopt, captured};
+  batch.writes.reserve(captured ? 0 : items.size());
+  bool object_deleted = kind == write_kind::delete_object;
   // The object-deleted marker: set by an object delete, cleared by the next write after it.
   bool was_deleted = st.deleted || std::any_of(st.pending.begin(), st.pending.end(),
                                                [](auto& p) { return p.object_deleted; });
@@ -444,16 +470,18 @@ void handle_write(shard_ptr self, write_msg& m) {
       after = core::make_record(*s.after);
       if (!st.rt->store.holds_nul_characters() && core::contains_nul_character(after->json)) {
         // Refused before anything is applied: nothing of this write is in the unit yet.
-        m.done(core::make_error("record.unsupported_character",
-                                "this node's store (PostgreSQL jsonb) cannot hold the character "
-                                "U+0000 (\\u0000) in a string; remove it from record '" +
-                                    s.id + "'",
-                                {{"id", s.id}}));
+        done(core::make_error("record.unsupported_character",
+                              "this node's store (PostgreSQL jsonb) cannot hold the character "
+                              "U+0000 (\\u0000) in a string; remove it from record '" +
+                                  s.id + "'",
+                              {{"id", s.id}}));
         return;
       }
       after_doc = std::make_shared<const boost::json::object>(std::move(*s.after));
-      batch.writes.push_back({s.dataset, s.id, after->json});
-    } else {
+      if (!captured) {
+        batch.writes.push_back({s.dataset, s.id, after->json});
+      }
+    } else if (!captured) {
       batch.writes.push_back({s.dataset, s.id, std::string{}});
     }
     changes->push_back(core::record_change{s.dataset, s.before, after, std::move(s.before_doc),
@@ -464,7 +492,7 @@ void handle_write(shard_ptr self, write_msg& m) {
     caf::anon_send(me, commit_msg{seq, r.has_value(), r ? std::string{} : r.error().message});
   });
   if (!queued) {
-    m.done(std::move(queued).error());
+    done(std::move(queued).error());
     return;
   }
   st.seq = seq;
@@ -472,9 +500,119 @@ void handle_write(shard_ptr self, write_msg& m) {
     const auto& id = c.after ? c.after->id : c.before->id;
     st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, c.after_doc, seq};
   }
-  st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(m.done),
-                                     object_deleted,
-                                     m.cmd.kind == write_kind::delete_object_document});
+  st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(done),
+                                     object_deleted, kind == write_kind::delete_object_document});
+}
+
+}  // namespace
+
+/// Records read again for a refresh (refreshed_msg).
+struct refreshed_rows {
+  write_msg msg;  // the refresh, answered once its rows are applied
+  core::result<std::vector<store::read_record>> rows;
+};
+
+namespace {
+
+/// Starts the read of a refresh's rows on the loader thread (never on this actor's thread).
+void start_refresh(shard_ptr self, write_msg m) {
+  auto& st = self->state;
+  std::vector<std::string> ids;
+  if (m.cmd.body.is_array()) {
+    for (const auto& v : m.cmd.body.as_array()) {
+      if (v.is_string()) {
+        ids.emplace_back(v.as_string());
+      }
+    }
+  }
+  ++st.refreshing;
+  auto job = std::make_shared<refreshed_rows>(
+      refreshed_rows{std::move(m), std::vector<store::read_record>{}});
+  st.rt->loader.post([store = &st.rt->store, unit = st.unit, job, ids = std::move(ids),
+                      me = caf::actor_cast<caf::actor>(self)] {
+    job->rows = store->read_records(unit, job->msg.cmd.dataset, ids);
+    caf::anon_send(me, refreshed_msg{job});
+  });
+}
+
+void handle_refresh(shard_ptr self, write_msg& m) {
+  auto& st = self->state;
+  if (!st.pending.empty()) {
+    // The read must see this unit's writes that are pending now, or it would take their rows
+    // back to what they were: it starts once they are durable (handle_commit).
+    st.refresh_waiting.emplace_back(st.seq, std::move(m));
+    return;
+  }
+  start_refresh(self, std::move(m));
+}
+
+/// What the store holds now for rows another program changed, against the unit's records: a
+/// change for each that differs. A row with a write of this node pending is left to that write
+/// (it commits later, so it is what the store keeps). A row Weir cannot hold (not an object, an
+/// id Weir refuses) is skipped with a warning.
+std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
+                                   std::vector<store::read_record>& rows) {
+  std::vector<staged> out;
+  bool property_documents = st.unit.object.empty() && dataset == objects_dataset;
+  for (auto& row : rows) {
+    if (st.overlay.count(overlay_key(dataset, row.id))) {
+      continue;
+    }
+    auto [before, bdoc] = current(st, dataset, row.id);
+    if (!row.json) {
+      if (before) {
+        out.push_back({dataset, row.id, before, std::move(bdoc), std::nullopt, nullptr});
+      }
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = boost::json::parse(*row.json, ec);
+    if (!ec && v.is_object()) {
+      v.as_object().erase("id");  // the row's key is the record's id
+    }
+    auto rec = ec ? core::result<boost::json::object>{core::make_error("request.bad_json", "")}
+                  : core::normalize_record(std::move(v), row.id);
+    if (!rec) {
+      std::fprintf(stderr,
+                   "weir: change capture: skipped record '%s' of %s/%s dataset '%s': the store "
+                   "holds what Weir cannot serve (%s)\n",
+                   row.id.c_str(), st.unit.space.c_str(), st.unit.object.c_str(), dataset.c_str(),
+                   ec ? "not JSON" : rec.error().message.c_str());
+      continue;
+    }
+    auto& doc = rec.value();
+    bdoc = doc_of(before, bdoc);
+    if (bdoc) {
+      auto held = *bdoc;
+      held.erase("_ver");
+      if (core::json_equal(boost::json::value(held), boost::json::value(doc))) {
+        continue;  // already so here: this node wrote it, or read it before
+      }
+    }
+    if (property_documents) {
+      stamp_modified(st, doc, bdoc.get());
+    }
+    auto ops = std::make_shared<const core::change_ops>(core::ops_for_replace(bdoc.get(), doc));
+    out.push_back(
+        {dataset, row.id, std::move(before), std::move(bdoc), std::move(doc), std::move(ops)});
+  }
+  return out;
+}
+
+void handle_refreshed(shard_ptr self, refreshed_msg& m) {
+  auto& st = self->state;
+  --st.refreshing;
+  auto& job = *m.rows;
+  if (!job.rows) {
+    job.msg.done(std::move(job.rows).error());
+    return;
+  }
+  auto items = stage_captured(st, job.msg.cmd.dataset, job.rows.value());
+  if (items.empty()) {
+    job.msg.done(write_outcome{core::encode_version_id(st.seq)});
+    return;
+  }
+  submit_staged(self, items, write_kind::batch, std::move(job.msg.done), true);
 }
 
 bool matches(const view_entry& v, const core::record& r, const boost::json::object& doc) {
@@ -643,6 +781,12 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
     publish(self, w);
   }
   w.done(write_outcome{std::move(w.version_id)});
+  while (!st.refresh_waiting.empty() &&
+         (st.pending.empty() || st.pending.front().seq > st.refresh_waiting.front().first)) {
+    auto next = std::move(st.refresh_waiting.front().second);
+    st.refresh_waiting.pop_front();
+    start_refresh(self, std::move(next));
+  }
 }
 
 /// The index of `order` on dataset `ds`, built from its records the first time a window needs
@@ -771,7 +915,10 @@ void on_idle_check(shard_ptr self) {
       return kv.second.views.empty() && now - kv.second.unused_since >= keep;
     });
   }
-  st.idle.check(self, *st.rt, st.unit, [&st] { return st.views.empty() && st.pending.empty(); });
+  st.idle.check(self, *st.rt, st.unit, [&st] {
+    return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
+           st.refresh_waiting.empty();
+  });
 }
 
 caf::behavior serving(shard_ptr self) {
@@ -781,6 +928,7 @@ caf::behavior serving(shard_ptr self) {
         handle_write(self, m);
       },
       [self](const commit_msg& m) { handle_commit(self, m); },
+      [self](refreshed_msg& m) { handle_refreshed(self, m); },
       [self](subscribe_msg& m) {
         touch(self);
         handle_subscribe(self, m);

@@ -25,6 +25,11 @@ enum class write_kind {
   json_patch_record,
   /// An RFC 6902 JSON Patch on an existing object's property document (the `objects` unit).
   json_patch_object,
+  /// Internal, from change capture: another program changed records `body` (an array of ids)
+  /// of `dataset` in the store; the unit (space, object) — object "" for the objects unit —
+  /// reads them again and publishes what differs. Only a shard in memory takes it (a unit not
+  /// loaded reads them when it loads). Never built from client input.
+  refresh_records,
 };
 
 /// The write lands on the space's `objects` unit (property documents), not the object's own.

@@ -70,7 +70,8 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
                               "store.backend is postgres: set store.postgres.url or the "
                               "environment variable WEIR_POSTGRES_URL");
     }
-    auto store = store::postgres_store::open({p->cfg.postgres_url, p->cfg.store_queue_capacity});
+    auto store = store::postgres_store::open(
+        {p->cfg.postgres_url, p->cfg.store_queue_capacity, p->cfg.postgres_change_capture});
     if (!store) {
       return std::move(store).error();
     }
@@ -131,6 +132,15 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   if (auto r = p->http->start(); !r) {
     return std::move(r).error();
   }
+  // Last: what other programs commit reaches owners only once every route to them is up. A
+  // single node names itself by its HTTP address.
+  auto member = p->cfg.cluster.clustered()
+                    ? p->cfg.cluster.node_id
+                    : p->cfg.http_address + ":" + std::to_string(p->http->port());
+  p->store->start_capture(member, [rt = p->rt.get()](std::vector<store::captured_row> rows,
+                                                     std::function<void()> applied) {
+    rt->take_captured(std::move(rows), std::move(applied));
+  });
   return std::unique_ptr<node>(new node(std::move(p)));
 }
 

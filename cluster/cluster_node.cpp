@@ -22,6 +22,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "actors/capture_health.hpp"
 #include "actors/runtime.hpp"
 #include "cluster/grpc_errors.hpp"
 #include "cluster/watch_codec.hpp"
@@ -626,6 +627,8 @@ v1::WriteKind to_proto(actors::write_kind k) {
       return v1::JSON_PATCH_RECORD;
     case actors::write_kind::json_patch_object:
       return v1::JSON_PATCH_OBJECT;
+    case actors::write_kind::refresh_records:
+      return v1::REFRESH_RECORDS;
   }
   return v1::PUT_RECORD;
 }
@@ -906,6 +909,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   doc["status"] = healthy ? "healthy" : "degraded";
   doc["self"] = impl_->opts.self;
   doc["store"] = impl_->rt.store_backend();
+  doc["changeCapture"] = actors::capture_health(impl_->rt.store_capture());
   doc["viewsAgree"] = agree;
   doc["members"] = std::move(members);
   return {healthy ? 200u : 503u, json::serialize(doc)};

@@ -51,6 +51,8 @@ actors::write_kind from_proto(v1::WriteKind k) {
       return actors::write_kind::json_patch_record;
     case v1::JSON_PATCH_OBJECT:
       return actors::write_kind::json_patch_object;
+    case v1::REFRESH_RECORDS:
+      return actors::write_kind::refresh_records;
     default:
       return actors::write_kind::put_record;
   }

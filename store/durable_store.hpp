@@ -1,7 +1,8 @@
 // weir::store::durable_store — what a node needs from its system of record: durable group
 // commit of write batches (acknowledged only once durable), and whole-unit reads for shard
 // activation. Two implementations: the embedded RocksDB store (rocksdb_store, the default) and
-// PostgreSQL (postgres_store, store.backend: postgres).
+// PostgreSQL (postgres_store, store.backend: postgres), which also reports the changes that other
+// programs commit to its tables (change capture), so that they reach subscribers.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct write_batch {
   /// Whether the unit's object is now deleted (its records purged by an object delete): set by
   /// that delete, cleared by the next write. Unset: unchanged.
   std::optional<bool> deleted;
+  /// The records are already in the store as `writes` says (changes another program made there,
+  /// read back by change capture): only the unit's sequence (and `deleted`) is written.
+  bool captured = false;
 };
 
 /// A record as loaded from disk.
@@ -45,6 +49,38 @@ struct stored_record {
   std::string dataset;
   std::string id;
   std::string json;
+};
+
+/// A record read back by id: `json` is nullopt when the store has no such record.
+struct read_record {
+  std::string id;
+  std::optional<std::string> json;
+};
+
+/// A row of the store that a committed transaction of another program changed (inserted,
+/// updated or deleted), as change capture reports it.
+struct captured_row {
+  std::string space;
+  std::string object;
+  std::string dataset;
+  std::string id;
+};
+
+/// Receives the rows one transaction of another program changed, in commit order, and calls
+/// `applied` (from any thread, exactly once) when their owners have taken them in; the capture
+/// position advances past a transaction only then.
+using capture_sink =
+    std::function<void(std::vector<captured_row> rows, std::function<void()> applied)>;
+
+/// What /cluster/health reports about change capture.
+struct capture_status {
+  bool enabled = false;            ///< this store captures changes (store.postgres.changeCapture)
+  bool reading = false;            ///< this member holds the replication stream now
+  std::string reader;              ///< the member that does ("" when none or unknown)
+  std::uint64_t lag_bytes = 0;     ///< WAL between the server's end and what is applied (reader)
+  std::string applied_lsn;         ///< the position confirmed to the server (reader)
+  std::uint64_t transactions = 0;  ///< others' transactions this member handed on (reader)
+  std::string error;               ///< why capture is not running, when it is not
 };
 
 /// A unit's state as loaded from disk at activation (its records go to the visitor).
@@ -76,6 +112,11 @@ class durable_store {
   virtual core::result<unit_snapshot> load_unit(const unit_key& unit,
                                                 const record_visitor& visit) = 0;
 
+  /// Reads the current value of records `ids` of one dataset of a unit (blocking; called off
+  /// the actor threads), in the order of `ids`.
+  virtual core::result<std::vector<read_record>> read_records(
+      const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) = 0;
+
   /// Whether anything was ever written to `space` (a few key reads, or one query).
   virtual bool has_space(const std::string& space) const = 0;
 
@@ -95,6 +136,16 @@ class durable_store {
   /// Commits what is queued, then stops the writer thread (later submits are refused; reads
   /// still work until destruction). Idempotent.
   virtual void stop() = 0;
+
+  /// Starts reporting changes that other programs commit to the store, as `member` (the name
+  /// other members see in capture_status().reader). A store only this process writes (the
+  /// embedded one) has nothing to report and ignores it. Stopped by stop().
+  virtual void start_capture(std::string member, capture_sink sink) {
+    (void)member;
+    (void)sink;
+  }
+
+  virtual capture_status capture() const { return {}; }
 };
 
 }  // namespace weir::store

@@ -57,6 +57,12 @@ class group_commit_queue {
     return queue_.size() + in_flight_;
   }
 
+  /// Whether stop() began (later submits are refused).
+  bool stopped() const {
+    std::lock_guard lock{mu_};
+    return stopping_;
+  }
+
   /// Commits what is queued, then stops the writer thread. Idempotent.
   void stop() {
     {

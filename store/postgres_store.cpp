@@ -12,16 +12,21 @@
 #include <tuple>
 #include <vector>
 
-#include <libpq-fe.h>
-
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "core/record_rules.hpp"
 #include "store/group_commit_queue.hpp"
+#include "store/pg_support.hpp"
+#include "store/postgres_change_reader.hpp"
 
 namespace weir::store {
 namespace {
+
+using pg::connect;
+using pg::exec;
+using pg::result_ptr;
+using pg::trim;
 
 /// One schema migration: applied in order, each in the transaction that records it.
 struct migration {
@@ -47,46 +52,12 @@ constexpr migration migrations[] = {
      "  seq bigint NOT NULL,"
      "  deleted boolean NOT NULL DEFAULT false,"
      "  PRIMARY KEY (space, object));"},
+    // Change capture reads the records' changes from a logical replication slot through this
+    // publication (postgres_change_reader); deletes identify rows by the primary key.
+    {2, "change capture publication", "CREATE PUBLICATION weir_changes FOR TABLE weir_records;"},
 };
 
-constexpr int latest_version = 1;
-
-/// A PGresult that frees itself.
-struct result_ptr {
-  PGresult* r = nullptr;
-  explicit result_ptr(PGresult* p) : r(p) {}
-  result_ptr(const result_ptr&) = delete;
-  result_ptr& operator=(const result_ptr&) = delete;
-  ~result_ptr() {
-    if (r) {
-      PQclear(r);
-    }
-  }
-  ExecStatusType status() const { return PQresultStatus(r); }
-  bool ok() const {
-    auto s = status();
-    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
-  }
-  std::string error() const { return r ? PQresultErrorMessage(r) : "no result"; }
-};
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
-    s.pop_back();
-  }
-  return s;
-}
-
-/// Runs `sql` with text parameters.
-result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& params = {}) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) {
-    values.push_back(p.c_str());
-  }
-  return result_ptr{PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
-                                 nullptr, nullptr, 0)};
-}
+constexpr int latest_version = 2;
 
 /// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
 void append_element(std::string& out, std::string_view v) {
@@ -122,39 +93,6 @@ struct columns {
     return std::move(arrays);
   }
 };
-
-/// The server's notices: NOTICE and below are routine (a migration's "already exists"); the
-/// rest goes to stderr like the node's other warnings.
-void on_notice(void*, const char* message) {
-  std::string_view m{message};
-  if (!m.starts_with("NOTICE") && !m.starts_with("DEBUG") && !m.starts_with("INFO") &&
-      !m.starts_with("LOG")) {
-    std::fprintf(stderr, "weir: postgres: %s", message);
-  }
-}
-
-/// Connects with bounded waits unless the URL says otherwise: a database that stops answering
-/// must fail a connect or a statement within seconds, not hang the writer on TCP's two hours.
-/// The defaults come first, so the URL's own settings win (libpq expands `dbname` in place).
-core::result<PGconn*> connect(const std::string& url) {
-  const char* keys[] = {"connect_timeout",
-                        "keepalives_idle",
-                        "keepalives_interval",
-                        "keepalives_count",
-                        "tcp_user_timeout",
-                        "client_encoding",
-                        "dbname",
-                        nullptr};
-  const char* values[] = {"10", "10", "5", "3", "30000", "UTF8", url.c_str(), nullptr};
-  PGconn* c = PQconnectdbParams(keys, values, 1);
-  if (PQstatus(c) != CONNECTION_OK) {
-    std::string why = trim(PQerrorMessage(c));
-    PQfinish(c);
-    return core::make_error("store.open_failed", "cannot connect to PostgreSQL: " + why);
-  }
-  PQsetNoticeProcessor(c, on_notice, nullptr);
-  return c;
-}
 
 core::result<void> migrate(PGconn* c) {
   auto fail = [](std::string what, const result_ptr& r) {
@@ -254,9 +192,12 @@ struct postgres_store::impl {
   mutable std::mutex lookup_mu;
   PGconn* lookup_conn = nullptr;
   std::unique_ptr<group_commit_queue> writer;
+  mutable std::mutex capture_mu;
+  std::unique_ptr<postgres_change_reader> capture_reader;  // once start_capture ran
 
   ~impl() {
-    writer.reset();  // the writer thread ends before its connection closes
+    capture_reader.reset();  // its thread ends before anything it could call goes
+    writer.reset();          // the writer thread ends before its connection closes
     if (writer_conn) {
       PQfinish(writer_conn);
     }
@@ -300,6 +241,9 @@ struct postgres_store::impl {
     for (const auto& p : group) {
       const auto& b = p.batch;
       for (const auto& w : b.writes) {
+        if (b.captured) {
+          break;  // already in the tables: another program wrote them (write_batch::captured)
+        }
         records[{b.unit.space, b.unit.object, w.dataset, w.id}] = {&w.json, b.seq};
       }
       auto& u = units[{b.unit.space, b.unit.object}];
@@ -331,7 +275,12 @@ struct postgres_store::impl {
       return core::make_error("store.write_failed",
                               "PostgreSQL did not commit the write: " + trim(r.error()));
     };
-    if (auto r = exec(writer_conn, "BEGIN"); !r.ok()) {
+    // The marker tells change capture that this transaction is Weir's own: its owners applied
+    // it already, so the reader skips it (a transactional logical message, in the same
+    // round trip as BEGIN; any role may emit one, and it costs a few bytes of WAL).
+    if (auto r = result_ptr{PQexec(writer_conn,
+                                   "BEGIN; SELECT pg_logical_emit_message(true, 'weir', '')")};
+        !r.ok()) {
       return fail(r);
     }
     if (upserts.rows) {
@@ -492,6 +441,39 @@ core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
   return snap;
 }
 
+core::result<std::vector<read_record>> postgres_store::read_records(
+    const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) {
+  columns wanted{1};
+  for (const auto& id : ids) {
+    wanted.add({id});
+  }
+  auto list = wanted.finish();
+  std::map<std::string, std::string, std::less<>> found;
+  {
+    std::lock_guard lock{impl_->reader_mu};
+    auto r = exec(impl::usable(impl_->reader_conn),
+                  "SELECT id, doc::text FROM weir_records WHERE space = $1 AND object = $2 "
+                  "AND dataset = $3 AND id = ANY($4::text[])",
+                  {unit.space, unit.object, dataset, list[0]});
+    if (!r.ok()) {
+      return core::make_error("store.read_failed",
+                              "cannot read records from PostgreSQL: " + trim(r.error()));
+    }
+    for (int i = 0; i < PQntuples(r.r); ++i) {
+      found.emplace(
+          PQgetvalue(r.r, i, 0),
+          compact(PQgetvalue(r.r, i, 1), static_cast<std::size_t>(PQgetlength(r.r, i, 1))));
+    }
+  }
+  std::vector<read_record> out;
+  out.reserve(ids.size());
+  for (const auto& id : ids) {
+    auto it = found.find(id);
+    out.push_back({id, it == found.end() ? std::nullopt : std::optional{it->second}});
+  }
+  return out;
+}
+
 bool postgres_store::has_space(const std::string& space) const {
   std::lock_guard lock{impl_->lookup_mu};
   auto r = exec(impl::usable(impl_->lookup_conn),
@@ -525,8 +507,37 @@ std::size_t postgres_store::queued() const {
   return impl_->writer->queued();
 }
 
+void postgres_store::start_capture(std::string member, capture_sink sink) {
+  if (!impl_->opts.change_capture) {
+    return;
+  }
+  std::lock_guard lock{impl_->capture_mu};
+  if (impl_->capture_reader || impl_->writer->stopped()) {
+    return;
+  }
+  impl_->capture_reader = std::make_unique<postgres_change_reader>(
+      postgres_change_reader::options{impl_->opts.url, std::move(member)}, std::move(sink));
+}
+
+capture_status postgres_store::capture() const {
+  std::lock_guard lock{impl_->capture_mu};
+  if (!impl_->capture_reader) {
+    capture_status off;
+    off.error = impl_->opts.change_capture ? "not started" : "off (store.postgres.changeCapture)";
+    return off;
+  }
+  return impl_->capture_reader->status();
+}
+
 void postgres_store::stop() {
   if (impl_) {
+    {
+      // Capture first: nothing new is handed to the owners while the writes drain.
+      std::lock_guard lock{impl_->capture_mu};
+      if (impl_->capture_reader) {
+        impl_->capture_reader->stop();
+      }
+    }
     impl_->writer->stop();
   }
 }

@@ -2,9 +2,9 @@
 // the same durable_store contract as the embedded store, over libpq. A writer thread owns one
 // connection and commits everything queued in one transaction (one WAL flush for the group), a
 // reader connection serves unit loads and a third one space lookups; none runs on an actor
-// thread. The
-// schema (docs/operations.md "PostgreSQL") is created and migrated on open, under an advisory
-// lock, so members starting together migrate once.
+// thread. The schema (docs/operations.md "PostgreSQL") is created and migrated on open, under an
+// advisory lock, so members starting together migrate once. Each transaction it commits carries
+// a logical message ("weir") that tells change capture to skip it.
 #pragma once
 
 #include <memory>
@@ -19,6 +19,8 @@ class postgres_store final : public durable_store {
   struct options {
     std::string url;                    ///< a libpq connection string or URI
     std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
+    /// Report what other programs commit to weir_records (store.postgres.changeCapture).
+    bool change_capture = true;
   };
 
   /// Connects (writer and reader), applies the schema migrations that are missing, starts the
@@ -32,12 +34,19 @@ class postgres_store final : public durable_store {
   bool holds_nul_characters() const override { return false; }
 
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
+  core::result<std::vector<read_record>> read_records(const unit_key& unit,
+                                                      const std::string& dataset,
+                                                      const std::vector<std::string>& ids) override;
   bool has_space(const std::string& space) const override;
   std::vector<std::string> objects_with_dataset(const std::string& space,
                                                 const std::string& dataset) const override;
   core::result<void> submit(write_batch batch, commit_callback done) override;
   std::size_t queued() const override;
   void stop() override;
+  /// Starts this member's change reader (postgres_change_reader): it competes for the
+  /// cluster's one replication stream and hands what it reads to `sink`.
+  void start_capture(std::string member, capture_sink sink) override;
+  capture_status capture() const override;
 
   /// The schema version this build migrates to.
   static int schema_version();

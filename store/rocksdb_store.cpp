@@ -41,6 +41,14 @@ std::string unit_prefix(const unit_key& u) {
   return k;
 }
 
+std::string record_key(const unit_key& u, std::string_view dataset, std::string_view id) {
+  auto k = unit_prefix(u);
+  k.append(dataset);
+  k.push_back(sep);
+  k.append(id);
+  return k;
+}
+
 std::string seq_key(const unit_key& u) {
   return unit_text('s', u);
 }
@@ -77,12 +85,11 @@ struct rocksdb_store::impl {
   core::result<void> commit(const std::vector<group_commit_queue::pending>& group) {
     rocksdb::WriteBatch wb;
     for (const auto& p : group) {
-      auto prefix = unit_prefix(p.batch.unit);
       for (const auto& w : p.batch.writes) {
-        std::string key = prefix;
-        key.append(w.dataset);
-        key.push_back(sep);
-        key.append(w.id);
+        if (p.batch.captured) {
+          break;  // already in the store (write_batch::captured)
+        }
+        auto key = record_key(p.batch.unit, w.dataset, w.id);
         if (w.json.empty()) {
           wb.Delete(key);
         } else {
@@ -138,6 +145,24 @@ core::result<std::unique_ptr<rocksdb_store>> rocksdb_store::open(options opts) {
   p->writer = std::make_unique<group_commit_queue>(
       ip->opts.queue_capacity, [ip](const auto& group) { return ip->commit(group); });
   return std::unique_ptr<rocksdb_store>(new rocksdb_store(std::move(p)));
+}
+
+core::result<std::vector<read_record>> rocksdb_store::read_records(
+    const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) {
+  std::vector<read_record> out;
+  out.reserve(ids.size());
+  std::string v;
+  for (const auto& id : ids) {
+    auto st = impl_->db->Get(rocksdb::ReadOptions{}, record_key(unit, dataset, id), &v);
+    if (st.ok()) {
+      out.push_back({id, std::move(v)});
+    } else if (st.IsNotFound()) {
+      out.push_back({id, std::nullopt});
+    } else {
+      return core::make_error("store.read_failed", "cannot read a record: " + st.ToString());
+    }
+  }
+  return out;
 }
 
 core::result<unit_snapshot> rocksdb_store::load_unit(const unit_key& unit,

@@ -764,7 +764,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
       cfg.store_backend = **backend;
     }
     if (s->obj) {
-      auto pg = open_section(file, *s->obj, "postgres", {"url"}, "store.postgres");
+      auto pg = open_section(file, *s->obj, "postgres", {"url", "changeCapture"}, "store.postgres");
       if (!pg) {
         return std::move(pg).error();
       }
@@ -774,6 +774,12 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
       }
       if (*url) {
         cfg.postgres_url = **url;
+      }
+      if (const auto* v = pg->get("changeCapture")) {
+        if (!v->is_bool()) {
+          return config_error(file, pg->path("changeCapture"), "must be true or false");
+        }
+        cfg.postgres_change_capture = v->get_bool();
       }
     }
     WEIR_TRY(assign(*s, "queueCapacity", 1, 1000000, cfg.store_queue_capacity));

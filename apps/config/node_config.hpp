@@ -136,6 +136,9 @@ struct node_config {
   /// store.postgres.url: a libpq connection string or URI. The environment variable
   /// WEIR_POSTGRES_URL overrides it (applied by `weir serve`), so a secret need not sit in a file.
   std::string postgres_url;
+  /// store.postgres.changeCapture: read what other programs commit to weir_records from a
+  /// logical replication slot, so it reaches subscribers (docs/operations.md#change-capture).
+  bool postgres_change_capture = true;
   /// store.queueCapacity, 1..1000000: pending durable write batches before writes get 503.
   std::size_t store_queue_capacity = 4096;
   /// store.maxPendingWritesPerUnit, 1..1000000: writes of one unit applied but not yet durable;

@@ -198,6 +198,10 @@ std::string pg_instance::url() const {
   return "host=127.0.0.1 port=" + std::to_string(port_) + " user=weir dbname=weir";
 }
 
+std::string pg_instance::store_yaml() const {
+  return "store: { backend: postgres, postgres: { url: \"" + url() + "\" } }\n";
+}
+
 std::string pg_instance::sql(const std::string& statement) const {
   std::string out;
   int rc = run({bin_ + "/psql", "-h", "127.0.0.1", "-p", std::to_string(port_), "-U", "weir", "-d",

@@ -25,6 +25,8 @@ class pg_instance {
   std::uint16_t port() const { return port_; }
   /// A libpq connection string for the `weir` database.
   std::string url() const;
+  /// The `store:` section of a node that keeps its data here.
+  std::string store_yaml() const;
   /// Stops the server (fast shutdown: connections are cut) and starts it again on the same port
   /// and data; true when it accepts connections again.
   bool restart();

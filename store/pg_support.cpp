@@ -1,0 +1,67 @@
+// libpq helpers shared by the PostgreSQL store and its change reader (see pg_support.hpp).
+#include "store/pg_support.hpp"
+
+#include <cstdio>
+#include <string_view>
+
+namespace weir::store::pg {
+namespace {
+
+/// The server's notices: NOTICE and below are routine (a migration's "already exists"); the
+/// rest goes to stderr like the node's other warnings.
+void on_notice(void*, const char* message) {
+  std::string_view m{message};
+  if (!m.starts_with("NOTICE") && !m.starts_with("DEBUG") && !m.starts_with("INFO") &&
+      !m.starts_with("LOG")) {
+    std::fprintf(stderr, "weir: postgres: %s", message);
+  }
+}
+
+}  // namespace
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) {
+    values.push_back(p.c_str());
+  }
+  return result_ptr{PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
+                                 nullptr, nullptr, 0)};
+}
+
+core::result<PGconn*> connect(const std::string& url,
+                              const std::vector<std::pair<std::string, std::string>>& extra) {
+  // The defaults come first, so the URL's own settings win (libpq expands `dbname` in place);
+  // `extra` comes after it and wins over both.
+  std::vector<const char*> keys = {"connect_timeout",
+                                   "keepalives_idle",
+                                   "keepalives_interval",
+                                   "keepalives_count",
+                                   "tcp_user_timeout",
+                                   "client_encoding",
+                                   "dbname"};
+  std::vector<const char*> values = {"10", "10", "5", "3", "30000", "UTF8", url.c_str()};
+  for (const auto& [k, v] : extra) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* c = PQconnectdbParams(keys.data(), values.data(), 1);
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string why = trim(PQerrorMessage(c));
+    PQfinish(c);
+    return core::make_error("store.open_failed", "cannot connect to PostgreSQL: " + why);
+  }
+  PQsetNoticeProcessor(c, on_notice, nullptr);
+  return c;
+}
+
+}  // namespace weir::store::pg

@@ -1,0 +1,48 @@
+// weir::store::pg — the few libpq helpers the PostgreSQL store and its change reader share:
+// results that free themselves, parameterized statements, and connections with bounded waits.
+// Only store/ includes this (it brings libpq's header).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include "core/result.hpp"
+
+namespace weir::store::pg {
+
+/// A PGresult that frees itself.
+struct result_ptr {
+  PGresult* r = nullptr;
+  explicit result_ptr(PGresult* p) : r(p) {}
+  result_ptr(const result_ptr&) = delete;
+  result_ptr& operator=(const result_ptr&) = delete;
+  ~result_ptr() {
+    if (r) {
+      PQclear(r);
+    }
+  }
+  ExecStatusType status() const { return PQresultStatus(r); }
+  bool ok() const {
+    auto s = status();
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+  }
+  std::string error() const { return r ? PQresultErrorMessage(r) : "no result"; }
+};
+
+/// `s` without its trailing newlines and blanks (libpq's messages end with one).
+std::string trim(std::string s);
+
+/// Runs `sql` with text parameters.
+result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& params = {});
+
+/// Connects with bounded waits unless the URL says otherwise: a database that stops answering
+/// must fail a connect or a statement within seconds, not hang a thread on TCP's two hours.
+/// `extra` settings (a replication connection's, an application name) override the URL's.
+/// Errors: store.open_failed.
+core::result<PGconn*> connect(const std::string& url,
+                              const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+}  // namespace weir::store::pg

@@ -1,0 +1,232 @@
+// Change capture on store.backend: postgres (store/postgres_change_reader): rows that another
+// program writes to weir_records with plain SQL reach subscribers like writes through Weir —
+// inserts as added, updates as updated, deletes as removed, one transaction as one change, with
+// versionIds that keep growing in the unit — while Weir's own writes are not delivered twice;
+// and when the member reading the replication stream is killed, another takes over and resumes
+// from the slot's confirmed position, missing nothing and doubling nothing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "cluster_support.hpp"
+#include "pg_instance.hpp"
+#include "test_support.hpp"
+#include "windowed_test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+struct ChangeCapture : ::testing::Test {
+  void SetUp() override { ASSERT_TRUE(pg.ok()) << pg.error(); }
+  pg_instance pg;
+  temp_dir dir;
+};
+
+/// changeCapture of /cluster/health on `port` once some member reads the stream (null if
+/// none does within `timeout`).
+json::value wait_reader(std::uint16_t port, std::chrono::milliseconds timeout = 15s) {
+  auto deadline = clock_type::now() + timeout;
+  while (clock_type::now() < deadline) {
+    auto r = http(port, "GET", "/cluster/health");
+    if (r.status == 200 || r.status == 503) {
+      auto h = r.json();
+      const auto& c = h.at("changeCapture");
+      if (c.at("reader").is_string()) {
+        return c;
+      }
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return nullptr;
+}
+
+std::string insert_sql(const std::string& object, const std::string& id, const std::string& doc) {
+  return "INSERT INTO weir_records (space, object, dataset, id, doc, version) VALUES ('t', '" +
+         object + "', 'items', '" + id + "', '" + doc + "', 0)";
+}
+
+/// The ids of `list` ("added", "updated", "removed") in one changes event.
+std::vector<std::string> ids_in(const json::object& ev, const char* list) {
+  std::vector<std::string> out;
+  if (const auto* l = ev.if_contains(list)) {
+    for (const auto& r : l->as_array()) {
+      out.emplace_back(r.as_object().at("id").as_string());
+    }
+  }
+  return out;
+}
+
+/// The next `changes` frame's single event.
+std::optional<json::object> next_event(windowed_stream& s, std::chrono::milliseconds timeout) {
+  auto f = s.next(timeout);
+  if (!f) {
+    return std::nullopt;
+  }
+  EXPECT_EQ(f->event, "changes") << f->raw;
+  s.apply(*f);
+  EXPECT_EQ(f->data.as_array().size(), 1u) << f->raw;
+  return f->data.as_array().front().as_object();
+}
+
+TEST_F(ChangeCapture, RowsWrittenWithPlainSqlReachSubscribersAndWeirsOwnWritesComeOnce) {
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  auto capture = wait_reader(port);
+  ASSERT_TRUE(capture.is_object()) << "no member reads the replication stream";
+  EXPECT_EQ(capture.at("enabled"), true);
+  EXPECT_EQ(capture.at("reading"), true);
+  auto v1 = put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  windowed_stream s{port, "t", "object", R"({"objectId":"o1","dataset":"items","sort":["n"]})"};
+  s.open();
+  ASSERT_EQ(s.window().size(), 1u);
+
+  // An insert by another program: added, stamped with the unit's next versionId.
+  pg.sql(insert_sql("o1", "b", R"({"n": 2, "by": "sql"})"));
+  auto ev = next_event(s, 10s);
+  ASSERT_TRUE(ev) << "the SQL insert did not reach the subscriber";
+  EXPECT_EQ(ids_in(*ev, "added"), std::vector<std::string>{"b"});
+  auto v2 = std::string{ev->at("versionId").as_string()};
+  EXPECT_GT(v2, v1);
+  const auto& doc = s.window().at("b").as_object();
+  EXPECT_EQ(doc.at("id"), "b");
+  EXPECT_EQ(doc.at("by"), "sql");
+  EXPECT_EQ(doc.at("_ver").at("id"), json::value(v2));
+  // The unit's sequence in PostgreSQL follows, so versionIds keep growing after a restart.
+  EXPECT_EQ(pg.sql("SELECT seq FROM weir_units WHERE space = 't' AND object = 'o1'"), "2");
+
+  // An update: updated, with the whole new document.
+  pg.sql("UPDATE weir_records SET doc = jsonb_set(doc, '{n}', '5') WHERE id = 'a'");
+  ev = next_event(s, 10s);
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ids_in(*ev, "updated"), std::vector<std::string>{"a"});
+  EXPECT_EQ(s.window().at("a").at("n"), 5);
+  EXPECT_GT(std::string{ev->at("versionId").as_string()}, v2);
+
+  // One transaction that inserts two rows and deletes one: one change.
+  pg.sql("BEGIN; " + insert_sql("o1", "c", R"({"n": 3})") + "; " +
+         insert_sql("o1", "d", R"({"n": 4})") +
+         "; DELETE FROM weir_records WHERE id = 'b'; COMMIT");
+  ev = next_event(s, 10s);
+  ASSERT_TRUE(ev);
+  auto added = ids_in(*ev, "added");
+  std::sort(added.begin(), added.end());
+  EXPECT_EQ(added, (std::vector<std::string>{"c", "d"}));
+  EXPECT_EQ(ids_in(*ev, "removed"), std::vector<std::string>{"b"});
+
+  // A write through Weir arrives once: the reader skips Weir's own transactions (it counts the
+  // three of the other program, and none of Weir's).
+  put_record(port, "t", "o1", "items", "e", R"({"n":6})");
+  ev = next_event(s, 5s);
+  ASSERT_TRUE(ev);
+  EXPECT_EQ(ids_in(*ev, "added"), std::vector<std::string>{"e"});
+  auto extra = s.next(1500ms);
+  EXPECT_FALSE(extra) << extra->raw;
+  auto after = wait_reader(port);
+  EXPECT_EQ(after.at("transactions"), 3) << json::serialize(after);
+  EXPECT_TRUE(after.at("appliedLsn").is_string());
+  EXPECT_TRUE(after.at("lagBytes").is_number()) << json::serialize(after);
+
+  // What the subscriber holds is what PostgreSQL holds, and a fresh query agrees.
+  auto fresh = windowed_query(port, "t", "object", R"({"objectId":"o1","dataset":"items"})");
+  EXPECT_EQ(by_record_id(fresh.json().at("records")), s.window());
+  EXPECT_EQ(pg.sql("SELECT string_agg(id, ',' ORDER BY id) FROM weir_records WHERE object = 'o1'"),
+            "a,c,d,e");
+}
+
+TEST_F(ChangeCapture, AnotherMemberTakesOverWhenTheReaderIsKilledAndNothingIsMissedOrDoubled) {
+  cluster3 cl{"", true, pg.store_yaml()};
+  auto capture = wait_reader(cl.port(0));
+  ASSERT_TRUE(capture.is_object()) << "no member reads the replication stream";
+  int reader = -1;
+  for (int i = 0; i < cluster3::n; ++i) {
+    if (capture.at("reader") == json::value(cl.id(i))) {
+      reader = i;
+    }
+  }
+  ASSERT_GE(reader, 0) << json::serialize(capture);
+  // The subscriber and the unit's owner are the two other members: killing the reader touches
+  // neither.
+  int owner = (reader + 1) % cluster3::n;
+  int watcher = (reader + 2) % cluster3::n;
+  auto obj = cl.object_owned_by(owner, "cap");
+  put_record(cl.port(owner), "t", obj, "items", "seed", R"({"n":0})");
+  windowed_stream s{cl.port(watcher), "t", "object",
+                    R"({"objectId":")" + obj + R"(","dataset":"items","sort":["n"]})"};
+  s.open();
+  // Before the kill: the reader delivers.
+  pg.sql(insert_sql(obj, "before", R"({"n": 1})"));
+  auto ev = next_event(s, 10s);
+  ASSERT_TRUE(ev) << "no change before the kill";
+  EXPECT_EQ(ids_in(*ev, "added"), std::vector<std::string>{"before"});
+
+  cl.kill(reader);
+  auto killed_at = clock_type::now();
+  constexpr int rows = 5;
+  for (int i = 1; i <= rows; ++i) {
+    pg.sql(insert_sql(obj, "r" + std::to_string(i), R"({"n": )" + std::to_string(10 + i) + "}"));
+  }
+  std::map<std::string, int> added;
+  std::optional<clock_type::duration> first_after_kill;
+  auto deadline = clock_type::now() + 30s;
+  while (static_cast<int>(added.size()) < rows && clock_type::now() < deadline) {
+    auto f = s.next(1s);
+    if (!f) {
+      continue;
+    }
+    ASSERT_EQ(f->event, "changes") << f->raw;
+    s.apply(*f);
+    for (const auto& e : f->data.as_array()) {
+      for (const auto& id : ids_in(e.as_object(), "added")) {
+        ++added[id];
+        if (!first_after_kill) {
+          first_after_kill = clock_type::now() - killed_at;
+        }
+      }
+    }
+  }
+  ASSERT_EQ(static_cast<int>(added.size()), rows) << "rows written after the kill were missed";
+  std::printf(
+      "first change captured after the reader was killed: %lld ms\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(*first_after_kill).count()));
+  // Nothing twice, even what the old reader may have delivered without confirming it.
+  while (auto f = s.next(1500ms)) {
+    s.apply(*f);
+    for (const auto& e : f->data.as_array()) {
+      for (const auto& id : ids_in(e.as_object(), "added")) {
+        ++added[id];
+      }
+    }
+  }
+  for (const auto& [id, count] : added) {
+    EXPECT_EQ(count, 1) << id;
+  }
+  EXPECT_EQ(s.window().size(), static_cast<std::size_t>(rows + 2));
+  // A survivor reads now, and says so.
+  auto now_reading = wait_reader(cl.port(watcher));
+  ASSERT_TRUE(now_reading.is_object());
+  EXPECT_NE(now_reading.at("reader"), json::value(cl.id(reader)));
+}
+
+TEST_F(ChangeCapture, CanBeTurnedOff) {
+  auto node = start_node(dir.path(), "store: { backend: postgres, postgres: { url: \"" + pg.url() +
+                                         "\", changeCapture: false } }\n");
+  ASSERT_TRUE(node);
+  auto h = http(node->http_port(), "GET", "/cluster/health").json();
+  const auto& c = h.at("changeCapture");
+  EXPECT_EQ(c.at("enabled"), false);
+  EXPECT_EQ(c.at("reader"), nullptr);
+  // No slot was made for a reader that never ran.
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM pg_replication_slots"), "0");
+}
+
+}  // namespace
+}  // namespace weir::test
