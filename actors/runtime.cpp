@@ -300,38 +300,58 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
   send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
 }
 
-void runtime::take_captured(std::vector<store::captured_row> rows, std::function<void()> applied) {
-  // One refresh per (unit, dataset), in the order the rows came.
-  std::map<std::tuple<std::string, std::string, std::string>, boost::json::array> groups;
+void runtime::take_captured(std::vector<store::captured_row> rows,
+                            std::function<void(bool taken)> applied) {
+  // One refresh per (unit, dataset), its ids in the order they came, at most this many per
+  // command: a large transaction's refresh must fit one forwarded message (http.maxBodyBytes).
+  constexpr std::size_t ids_per_refresh = 1000;
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<boost::json::array>>
+      groups;
+  std::size_t commands = 0;
   for (auto& r : rows) {
-    groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}].emplace_back(
-        std::move(r.id));
+    auto& parts = groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}];
+    if (parts.empty() || parts.back().size() == ids_per_refresh) {
+      parts.emplace_back();
+      ++commands;
+    }
+    parts.back().emplace_back(std::move(r.id));
   }
-  if (groups.empty()) {
-    applied();
+  if (commands == 0) {
+    applied(true);
     return;
   }
-  auto left = std::make_shared<std::atomic<std::size_t>>(groups.size());
-  auto done = std::make_shared<std::function<void()>>(std::move(applied));
-  for (auto& [key, ids] : groups) {
-    write_command cmd;
-    cmd.kind = write_kind::refresh_records;
-    cmd.space = std::get<0>(key);
-    cmd.object = std::get<1>(key);
-    cmd.dataset = std::get<2>(key);
-    cmd.body = std::move(ids);
-    auto space = cmd.space;
-    submit(std::move(cmd), [left, done, space](core::result<write_outcome> r) {
-      // An owner that is down or stopping reads the rows when it loads the unit again.
-      if (!r && r.error().code != "server.unavailable" && r.error().code != "server.draining") {
-        std::fprintf(stderr,
-                     "weir: change capture: an owner in space '%s' did not take a change: %s\n",
-                     space.c_str(), r.error().message.c_str());
-      }
-      if (left->fetch_sub(1) == 1) {
-        (*done)();
-      }
-    });
+  struct tally {
+    std::atomic<std::size_t> left;
+    std::atomic<bool> taken{true};
+    std::function<void(bool)> applied;
+  };
+  auto t = std::make_shared<tally>();
+  t->left = commands;
+  t->applied = std::move(applied);
+  for (auto& [key, parts] : groups) {
+    for (auto& ids : parts) {
+      write_command cmd;
+      cmd.kind = write_kind::refresh_records;
+      cmd.space = std::get<0>(key);
+      cmd.object = std::get<1>(key);
+      cmd.dataset = std::get<2>(key);
+      cmd.body = std::move(ids);
+      auto space = cmd.space;
+      submit(std::move(cmd), [t, space](core::result<write_outcome> r) {
+        if (!r) {
+          // Not taken (the owner unreachable, overloaded, stopping, a failed read): the reader
+          // reads the transaction again, rather than leave the owner's records stale.
+          t->taken = false;
+          std::fprintf(stderr,
+                       "weir: change capture: an owner in space '%s' did not take a change "
+                       "(%s); it will be read again\n",
+                       space.c_str(), r.error().message.c_str());
+        }
+        if (t->left.fetch_sub(1) == 1) {
+          t->applied(t->taken.load());
+        }
+      });
+    }
   }
 }
 

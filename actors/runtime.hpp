@@ -105,9 +105,10 @@ class runtime {
   /// Rows another program changed in the store, one of its transactions (the store's
   /// capture_sink): each unit's rows go to its owner (here or another member), whose shard, if
   /// it holds the unit, reads them again and publishes what differs as a write. `applied` runs
-  /// once every owner answered; an owner that could not take them (it is down, say) reads them
-  /// when it next loads the unit.
-  void take_captured(std::vector<store::captured_row> rows, std::function<void()> applied);
+  /// once every owner answered, with false when one could not take them (unreachable,
+  /// overloaded, stopping), so that the transaction is read again.
+  void take_captured(std::vector<store::captured_row> rows,
+                     std::function<void(bool taken)> applied);
 
   /// Whether this node's store holds anything of `space`.
   bool has_local_space(const std::string& space) const;

@@ -95,6 +95,9 @@ struct shard_state {
   /// last of those writes' sequence) to become durable, so the read sees them.
   std::deque<std::pair<std::uint64_t, write_msg>> refresh_waiting;
   std::size_t refreshing = 0;  // refresh reads under way on the loader thread
+  /// While a refresh read is under way: the records this unit's own writes touched since it
+  /// began, with the write's sequence (a read that began before such a write must not undo it).
+  std::unordered_map<std::string, std::uint64_t> written_during_refresh;
   std::unordered_map<std::string, view_entry> views;  // by query key
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
@@ -498,7 +501,12 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   st.seq = seq;
   for (auto& c : *changes) {
     const auto& id = c.after ? c.after->id : c.before->id;
-    st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, c.after_doc, seq};
+    auto key = overlay_key(c.dataset, id);
+    if (st.refreshing > 0 && !captured) {
+      // (A captured write is not one of these: a refresh read later than it is newer still.)
+      st.written_during_refresh[key] = seq;
+    }
+    st.overlay[std::move(key)] = overlay_entry{c.after, c.after_doc, seq};
   }
   st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(done),
                                      object_deleted, kind == write_kind::delete_object_document});
@@ -510,6 +518,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
 struct refreshed_rows {
   write_msg msg;  // the refresh, answered once its rows are applied
   core::result<std::vector<store::read_record>> rows;
+  std::uint64_t began_after = 0;  // the unit's last write sequence when the read began
 };
 
 namespace {
@@ -527,7 +536,7 @@ void start_refresh(shard_ptr self, write_msg m) {
   }
   ++st.refreshing;
   auto job = std::make_shared<refreshed_rows>(
-      refreshed_rows{std::move(m), std::vector<store::read_record>{}});
+      refreshed_rows{std::move(m), std::vector<store::read_record>{}, st.seq});
   st.rt->loader.post([store = &st.rt->store, unit = st.unit, job, ids = std::move(ids),
                       me = caf::actor_cast<caf::actor>(self)] {
     job->rows = store->read_records(unit, job->msg.cmd.dataset, ids);
@@ -546,16 +555,25 @@ void handle_refresh(shard_ptr self, write_msg& m) {
   start_refresh(self, std::move(m));
 }
 
-/// What the store holds now for rows another program changed, against the unit's records: a
-/// change for each that differs. A row with a write of this node pending is left to that write
-/// (it commits later, so it is what the store keeps). A row Weir cannot hold (not an object, an
-/// id Weir refuses) is skipped with a warning.
+/// What the store held for rows another program changed (read after every write of this unit
+/// up to `began_after` was durable), against the unit's records: a change for each that
+/// differs. A row that a later write of this unit touched — still pending, or durable since
+/// the read began — is left to that write: it committed (or will) after the other program's
+/// change, so it is what the store keeps. A row Weir cannot hold (not an object, an id Weir
+/// refuses) is skipped with a warning. A property document keeps the `modifiedAt` its row has:
+/// stamping a new one only here would differ from the store, and a second read would see a
+/// change that is not there.
 std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
-                                   std::vector<store::read_record>& rows) {
+                                   std::vector<store::read_record>& rows,
+                                   std::uint64_t began_after) {
   std::vector<staged> out;
-  bool property_documents = st.unit.object.empty() && dataset == objects_dataset;
   for (auto& row : rows) {
-    if (st.overlay.count(overlay_key(dataset, row.id))) {
+    auto key = overlay_key(dataset, row.id);
+    if (st.overlay.count(key)) {
+      continue;
+    }
+    if (auto w = st.written_during_refresh.find(key);
+        w != st.written_during_refresh.end() && w->second > began_after) {
       continue;
     }
     auto [before, bdoc] = current(st, dataset, row.id);
@@ -589,9 +607,6 @@ std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
         continue;  // already so here: this node wrote it, or read it before
       }
     }
-    if (property_documents) {
-      stamp_modified(st, doc, bdoc.get());
-    }
     auto ops = std::make_shared<const core::change_ops>(core::ops_for_replace(bdoc.get(), doc));
     out.push_back(
         {dataset, row.id, std::move(before), std::move(bdoc), std::move(doc), std::move(ops)});
@@ -603,11 +618,18 @@ void handle_refreshed(shard_ptr self, refreshed_msg& m) {
   auto& st = self->state;
   --st.refreshing;
   auto& job = *m.rows;
+  auto forget = [&st] {
+    if (st.refreshing == 0) {
+      st.written_during_refresh.clear();
+    }
+  };
   if (!job.rows) {
+    forget();
     job.msg.done(std::move(job.rows).error());
     return;
   }
-  auto items = stage_captured(st, job.msg.cmd.dataset, job.rows.value());
+  auto items = stage_captured(st, job.msg.cmd.dataset, job.rows.value(), job.began_after);
+  forget();
   if (items.empty()) {
     job.msg.done(write_outcome{core::encode_version_id(st.seq)});
     return;

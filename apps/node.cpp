@@ -88,7 +88,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   p->grpc = std::make_unique<cluster::grpc_server>(
       cluster::grpc_options{p->cfg.grpc_address, p->cfg.grpc_port, p->cfg.max_body_bytes,
                             p->cfg.peer_address, p->cfg.peer_port, p->cfg.auth.authenticator,
-                            p->cfg.auth.spaces},
+                            p->cfg.auth.spaces, p->cfg.max_data_calls_in_flight},
       *p->rt);
   if (const auto& c = p->cfg.cluster; c.clustered()) {
     cluster::cluster_options co;
@@ -138,7 +138,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
                     ? p->cfg.cluster.node_id
                     : p->cfg.http_address + ":" + std::to_string(p->http->port());
   p->store->start_capture(member, [rt = p->rt.get()](std::vector<store::captured_row> rows,
-                                                     std::function<void()> applied) {
+                                                     std::function<void(bool)> applied) {
     rt->take_captured(std::move(rows), std::move(applied));
   });
   return std::unique_ptr<node>(new node(std::move(p)));
@@ -179,6 +179,11 @@ void node::stop() {
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
             .count());
   };
+  if (p.store) {
+    // Capture ends first, while every route to the owners still works: what it handed on is
+    // answered, and what it did not is read again by the member that reads next.
+    p.store->stop_capture();
+  }
   if (p.cluster) {
     p.cluster->set_draining();  // peers and /cluster/health see it at once
   }

@@ -1,7 +1,9 @@
 // The Data gRPC service: the HTTP write API's operations for backends. Each call becomes the
 // same write_command the HTTP API builds, so validation, durability and errors are identical;
 // a failure carries the Weir error JSON in the status' error_details.
+#include <atomic>
 #include <chrono>
+#include <memory>
 
 #include <grpcpp/grpcpp.h>
 #include <boost/json/parse.hpp>
@@ -150,27 +152,43 @@ class data_service final : public weir::v1::Data::CallbackService {
       reactor->Finish(to_status(ok.error()));
       return reactor;
     }
+    // Node-wide: however many connections a backend opens (each holds up to 256 calls), the
+    // writes it has in the actors' mailboxes at once stay bounded.
+    if (in_flight_->fetch_add(1) >= opts_.max_data_calls) {
+      in_flight_->fetch_sub(1);
+      reactor->Finish(
+          to_status(core::make_error("server.overloaded",
+                                     "this node is running as many Data calls as it takes at once "
+                                     "(http.maxDataCallsInFlight); retry")));
+      return reactor;
+    }
     if (json) {
       auto v = parse_json(*json);
       if (!v) {
+        in_flight_->fetch_sub(1);
         reactor->Finish(to_status(v.error()));
         return reactor;
       }
       cmd.body = std::move(v.value());
     }
-    rt_.submit(std::move(cmd), [reactor, reply](core::result<actors::write_outcome> r) {
-      if (r) {
-        reply->set_version_id(r->version_id);
-        reactor->Finish(grpc::Status::OK);
-      } else {
-        reactor->Finish(to_status(r.error()));
-      }
-    });
+    rt_.submit(std::move(cmd),
+               [reactor, reply, in_flight = in_flight_](core::result<actors::write_outcome> r) {
+                 in_flight->fetch_sub(1);
+                 if (r) {
+                   reply->set_version_id(r->version_id);
+                   reactor->Finish(grpc::Status::OK);
+                 } else {
+                   reactor->Finish(to_status(r.error()));
+                 }
+               });
     return reactor;
   }
 
   actors::runtime& rt_;
   const grpc_options& opts_;
+  // Shared with the calls' callbacks, which may run after a shutdown began.
+  std::shared_ptr<std::atomic<std::size_t>> in_flight_ =
+      std::make_shared<std::atomic<std::size_t>>(0);
 };
 
 /// "host:port" as gRPC wants it (IPv6 literals in brackets: "[::1]:9090").

@@ -32,6 +32,9 @@ struct grpc_options {
   /// Data callers' credentials (`authorization: Bearer` metadata); null: authentication off.
   std::shared_ptr<const core::authenticator> auth;
   std::vector<core::space_rule> spaces;  ///< write rules, as for the HTTP write API
+  /// Data calls running at once, node-wide (each is a write on its way to its unit's mailbox);
+  /// beyond it a call is refused at once with UNAVAILABLE server.overloaded.
+  std::size_t max_data_calls = 4096;
 };
 
 class grpc_server {

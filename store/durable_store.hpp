@@ -67,10 +67,11 @@ struct captured_row {
 };
 
 /// Receives the rows one transaction of another program changed, in commit order, and calls
-/// `applied` (from any thread, exactly once) when their owners have taken them in; the capture
-/// position advances past a transaction only then.
+/// `applied` (from any thread, exactly once) when their owners answered: `taken` true when every
+/// owner took them in (or did not hold the unit in memory). The capture position advances past
+/// a transaction only once it was taken; one that was not is read again from that position.
 using capture_sink =
-    std::function<void(std::vector<captured_row> rows, std::function<void()> applied)>;
+    std::function<void(std::vector<captured_row> rows, std::function<void(bool taken)> applied)>;
 
 /// What /cluster/health reports about change capture.
 struct capture_status {
@@ -144,6 +145,10 @@ class durable_store {
     (void)member;
     (void)sink;
   }
+
+  /// Ends change capture (what was not taken yet is read again by the next reader); before the
+  /// routes to the owners close at shutdown. Idempotent; stop() does it too.
+  virtual void stop_capture() {}
 
   virtual capture_status capture() const { return {}; }
 };

@@ -38,6 +38,21 @@ constexpr std::size_t max_in_flight = 1024;
 /// reader's name in pg_stat_replication.
 constexpr std::string_view app_prefix = "weir:";
 
+/// The `options` the store's URL sets itself (a search_path, say), so that those this reader
+/// adds come after them instead of replacing them.
+std::string url_options(const std::string& url) {
+  std::string out;
+  if (PQconninfoOption* opts = PQconninfoParse(url.c_str(), nullptr)) {
+    for (auto* o = opts; o->keyword; ++o) {
+      if (std::string_view{o->keyword} == "options" && o->val) {
+        out = o->val;
+      }
+    }
+    PQconninfoFree(opts);
+  }
+  return out;
+}
+
 std::string lsn_text(std::uint64_t lsn) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(lsn >> 32),
@@ -125,6 +140,7 @@ struct in_flight {
   struct entry {
     std::uint64_t end_lsn = 0;
     bool applied = false;
+    bool failed = false;  // an owner did not take it: the session ends and reads it again
   };
   std::deque<entry> entries;
   std::uint64_t next_index = 0;  // index of entries.front() since the session began
@@ -218,7 +234,17 @@ struct postgres_change_reader::impl {
   /// server, opens the stream and reads it until it breaks or stop() is called. Returns why it
   /// ended ("" when stopped).
   std::string lead_and_read() {
-    auto lock_conn = pg::connect(opts.url, {{"application_name", "weir capture lock"}});
+    // The server side of both sessions must notice a member that vanished (the lock and the
+    // slot are held by them): TCP keepalives and a user timeout on the server's sockets too,
+    // not just ours. Statements on the lock connection (the slot's creation waits for running
+    // transactions) are bounded, so stop() never waits on them for long.
+    const std::string server_side =
+        url_options(opts.url) +
+        " -c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 "
+        "-c tcp_user_timeout=30000";
+    auto lock_conn =
+        pg::connect(opts.url, {{"application_name", "weir capture lock"},
+                               {"options", server_side + " -c statement_timeout=10000"}});
     if (!lock_conn) {
       set_status(false, "", lock_conn.error().message);
       return lock_conn.error().message;
@@ -251,9 +277,10 @@ struct postgres_change_reader::impl {
       pause(std::chrono::milliseconds{4000});  // a configuration problem: retry, but slowly
       return why;
     }
-    auto repl_conn = pg::connect(
-        opts.url,
-        {{"replication", "database"}, {"application_name", std::string{app_prefix} + opts.member}});
+    auto repl_conn =
+        pg::connect(opts.url, {{"replication", "database"},
+                               {"application_name", std::string{app_prefix} + opts.member},
+                               {"options", server_side}});
     if (!repl_conn) {
       set_status(false, "", repl_conn.error().message);
       return repl_conn.error().message;
@@ -318,10 +345,15 @@ struct postgres_change_reader::impl {
     auto last_lock_check = clock_type::now();
     for (;;) {
       if (stopping) {
+        advance();
         send_status(rc);  // what was applied is confirmed before the stream ends
         return {};
       }
-      advance();
+      if (!advance()) {
+        send_status(rc);
+        return "an owner did not take a transaction's rows; reading again from " +
+               lsn_text(confirmed);
+      }
       if (status_due || clock_type::now() - last_status >= std::chrono::seconds{1}) {
         if (!send_status(rc)) {
           return "cannot report the position: " + trim(PQerrorMessage(rc));
@@ -554,12 +586,13 @@ struct postgres_change_reader::impl {
       index = flight->next_index + flight->entries.size();
       flight->entries.push_back({end, false});
     }
-    auto applied = [f = flight, generation, index] {
+    auto applied = [f = flight, generation, index](bool taken) {
       std::lock_guard lock{f->mu};
       if (f->generation != generation || index < f->next_index) {
         return;  // a session that ended: the next one reads it again
       }
-      f->entries[index - f->next_index].applied = true;
+      auto& e = f->entries[index - f->next_index];
+      (taken ? e.applied : e.failed) = true;
       f->cv.notify_all();
     };
     {
@@ -570,10 +603,12 @@ struct postgres_change_reader::impl {
     rows.clear();
   }
 
-  /// Moves the confirmed position past every applied transaction at the front.
-  void advance() {
+  /// Moves the confirmed position past every applied transaction at the front. False when a
+  /// transaction was not taken: the session must end, so that it is read again.
+  bool advance() {
     std::uint64_t to = confirmed;
     bool empty = false;
+    bool failed = false;
     {
       std::lock_guard lock{flight->mu};
       while (!flight->entries.empty() && flight->entries.front().applied) {
@@ -582,6 +617,8 @@ struct postgres_change_reader::impl {
         ++flight->next_index;
       }
       empty = flight->entries.empty();
+      failed = std::any_of(flight->entries.begin(), flight->entries.end(),
+                           [](const auto& e) { return e.failed; });
     }
     // With nothing in flight, a keepalive's position is safe to confirm: the server sent every
     // transaction that committed before it.
@@ -595,6 +632,7 @@ struct postgres_change_reader::impl {
     std::lock_guard lock{status_mu};
     st.applied_lsn = lsn_text(confirmed);
     st.lag_bytes = server_end > confirmed ? server_end - confirmed : 0;
+    return !failed;
   }
 
   /// A Standby Status Update: received, and flushed = applied = confirmed.

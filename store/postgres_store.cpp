@@ -529,15 +529,16 @@ capture_status postgres_store::capture() const {
   return impl_->capture_reader->status();
 }
 
+void postgres_store::stop_capture() {
+  std::lock_guard lock{impl_->capture_mu};
+  if (impl_->capture_reader) {
+    impl_->capture_reader->stop();
+  }
+}
+
 void postgres_store::stop() {
   if (impl_) {
-    {
-      // Capture first: nothing new is handed to the owners while the writes drain.
-      std::lock_guard lock{impl_->capture_mu};
-      if (impl_->capture_reader) {
-        impl_->capture_reader->stop();
-      }
-    }
+    stop_capture();  // first: nothing new is handed to the owners while the writes drain
     impl_->writer->stop();
   }
 }

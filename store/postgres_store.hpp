@@ -46,6 +46,7 @@ class postgres_store final : public durable_store {
   /// Starts this member's change reader (postgres_change_reader): it competes for the
   /// cluster's one replication stream and hands what it reads to `sink`.
   void start_capture(std::string member, capture_sink sink) override;
+  void stop_capture() override;
   capture_status capture() const override;
 
   /// The schema version this build migrates to.

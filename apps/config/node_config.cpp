@@ -714,9 +714,9 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_node(file, root, cfg));
   {
-    auto s = open_section(
-        file, root, "http",
-        {"maxBodyBytes", "trustedProxies", "maxConnections", "maxConnectionsPerClient"});
+    auto s = open_section(file, root, "http",
+                          {"maxBodyBytes", "trustedProxies", "maxConnections",
+                           "maxConnectionsPerClient", "maxDataCallsInFlight"});
     if (!s) {
       return std::move(s).error();
     }
@@ -724,6 +724,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "maxConnections", 1, 1000000, cfg.max_connections));
     cfg.max_connections_per_client = std::min(cfg.max_connections_per_client, cfg.max_connections);
     WEIR_TRY(assign(*s, "maxConnectionsPerClient", 1, 1000000, cfg.max_connections_per_client));
+    WEIR_TRY(assign(*s, "maxDataCallsInFlight", 1, 1000000, cfg.max_data_calls_in_flight));
     if (const auto* v = s->get("trustedProxies")) {
       auto bad = [&] {
         return config_error(file, s->path("trustedProxies"),

@@ -130,6 +130,9 @@ struct node_config {
   std::size_t max_connections = 10000;
   /// http.maxConnectionsPerClient, 1..1000000: of them from one client address.
   std::size_t max_connections_per_client = 1000;
+  /// http.maxDataCallsInFlight, 1..1000000: gRPC Data calls this node is running at once, over
+  /// all connections; beyond it a call is refused with UNAVAILABLE (server.overloaded).
+  std::size_t max_data_calls_in_flight = 4096;
   /// store.backend: "embedded" (RocksDB under dataDir, the default) or "postgres" (PostgreSQL
   /// is the system of record; see docs/operations.md#postgresql).
   std::string store_backend = "embedded";

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -226,6 +227,63 @@ TEST_F(ChangeCapture, CanBeTurnedOff) {
   EXPECT_EQ(c.at("reader"), nullptr);
   // No slot was made for a reader that never ran.
   EXPECT_EQ(pg.sql("SELECT count(*) FROM pg_replication_slots"), "0");
+}
+
+// Weir and another program writing the same records at once: whatever the interleaving, once
+// both stop the owner holds exactly what PostgreSQL holds (the later commit of each record), so
+// a subscriber's window and a fresh query equal the table.
+TEST_F(ChangeCapture, ConcurrentWritesByWeirAndSqlConvergeOnWhatPostgresHolds) {
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  ASSERT_TRUE(wait_reader(port).is_object());
+  constexpr int records = 6, rounds = 40;
+  for (int i = 0; i < records; ++i) {
+    put_record(port, "t", "o1", "items", "k" + std::to_string(i), R"({"w":0})");
+  }
+  windowed_stream s{port, "t", "object", R"({"objectId":"o1","dataset":"items"})"};
+  s.open();
+  std::thread weir_writer{[&] {
+    for (int k = 1; k <= rounds; ++k) {
+      put_record(port, "t", "o1", "items", "k" + std::to_string(k % records),
+                 R"({"w":)" + std::to_string(k) + "}");
+    }
+  }};
+  for (int k = 1; k <= rounds; ++k) {
+    pg.sql("UPDATE weir_records SET doc = '{\"s\": " + std::to_string(k) +
+           "}' WHERE object = 'o1' AND id = 'k" + std::to_string((k * 7) % records) + "'");
+  }
+  weir_writer.join();
+  auto table = [&] {
+    std::map<std::string, json::value> out;
+    auto text = pg.sql(
+        "SELECT coalesce(json_agg(json_build_object('id', id, 'doc', doc - '_ver' - 'id')), "
+        "'[]') FROM weir_records WHERE object = 'o1'");
+    auto rows = json::parse(text);
+    for (auto& r : rows.as_array()) {
+      out[std::string{r.at("id").as_string()}] = r.at("doc");
+    }
+    return out;
+  };
+  auto held = [](const std::map<std::string, json::value>& window) {
+    std::map<std::string, json::value> out;
+    for (auto [id, doc] : window) {
+      doc.as_object().erase("_ver");
+      doc.as_object().erase("id");
+      out[id] = doc;
+    }
+    return out;
+  };
+  auto expect = table();
+  auto deadline = clock_type::now() + 15s;
+  while (held(s.window()) != expect && clock_type::now() < deadline) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(held(s.window()), expect);
+  auto fresh = windowed_query(port, "t", "object", R"({"objectId":"o1","dataset":"items"})");
+  EXPECT_EQ(held(by_record_id(fresh.json().at("records"))), expect);
 }
 
 }  // namespace

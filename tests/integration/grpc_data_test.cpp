@@ -4,6 +4,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include <boost/json.hpp>
 
 #include "test_support.hpp"
@@ -297,6 +301,77 @@ TEST_F(GrpcData, GrpcWriteReachesAHubSubscriberAsADelta) {
             json::parse(R"([{"id":"a","n":3,"_ver":{"id":")" + reply.version_id() + R"("}}])"));
   ASSERT_EQ(cs.at("removed").as_array().size(), 1u);
   EXPECT_EQ(cs.at("removed").as_array()[0].as_object().at("id"), "b");
+}
+
+/// PutRecord {"n":1} as space t, dataset items, with a 10 s deadline.
+grpc::Status put_with(weir::v1::Data::Stub& stub, const std::string& object,
+                      const std::string& id) {
+  weir::v1::PutRecordRequest r;
+  r.set_space("t");
+  r.set_object_id(object);
+  r.set_dataset("items");
+  r.set_id(id);
+  r.set_record_json(R"({"n":1})");
+  weir::v1::WriteReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  return stub.PutRecord(&ctx, r, &reply);
+}
+
+// The node-wide bound on Data calls in flight (http.maxDataCallsInFlight): however many
+// connections a backend opens, the calls beyond it are refused at once with UNAVAILABLE
+// server.overloaded (nothing applied), the others succeed, and the slots come back.
+TEST(GrpcDataBound, CallsBeyondTheNodeWideBoundAreRefusedWithoutBeingApplied) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "http: { maxDataCallsInFlight: 2 }\n");
+  ASSERT_TRUE(node);
+  constexpr int clients = 8, per_client = 25;
+  std::atomic<int> ok{0}, overloaded{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      // Each client its own connection, as a backend spreading its calls would.
+      grpc::ChannelArguments args;
+      args.SetInt("weir.test.client", c);
+      auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(node->grpc_port()),
+                                               grpc::InsecureChannelCredentials(), args);
+      auto stub = weir::v1::Data::NewStub(channel);
+      for (int i = 0; i < per_client; ++i) {
+        auto s = put_with(*stub, "o" + std::to_string(c), "r" + std::to_string(i));
+        if (s.ok()) {
+          ++ok;
+        } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                   s.error_message().rfind("server.overloaded: ", 0) == 0) {
+          ++overloaded;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_GT(overloaded.load(), 0) << "8 connections never had more than 2 calls in flight";
+  // Exactly the acknowledged writes exist.
+  int stored = 0;
+  for (int c = 0; c < clients; ++c) {
+    auto r = http(node->http_port(), "POST", "/v1/spaces/t/query",
+                  R"({"objectId":"o)" + std::to_string(c) + R"(","dataset":"items"})",
+                  {{"Content-Type", "application/json"}});
+    ASSERT_EQ(r.status, 200u) << r.body;
+    stored += static_cast<int>(r.json().at("records").as_array().size());
+  }
+  EXPECT_EQ(stored, ok.load());
+  // Once the calls are done, the slots are free again.
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(node->grpc_port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = weir::v1::Data::NewStub(channel);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(put_with(*stub, "after", "r" + std::to_string(i)).ok());
+  }
 }
 
 }  // namespace
