@@ -1,0 +1,173 @@
+// cluster_node's internals, shared by the files that implement it by concept (internal to
+// cluster/: it brings gRPC's headers):
+//   cluster_node.cpp    construction (a channel per member), start, stop, drain
+//   membership.cpp      heartbeats, member states, rendezvous ownership, readiness
+//   watch_client.cpp    the gateway side of Watch streams: one per owner, every watch on it
+//   forwarding.cpp      writes, SSE control POSTs, space lookups and health-feed samples sent
+//                       to other members
+//   cluster_health.cpp  /cluster/health
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "actors/runtime.hpp"
+#include "cluster/cluster_node.hpp"
+#include "weir/v1/peer.grpc.pb.h"
+#include "weir/v1/query_owner.grpc.pb.h"
+
+namespace weir::cluster {
+
+using clock_type = std::chrono::steady_clock;
+
+class watch_stream;  // watch_client.cpp
+
+/// A watch this node holds on an owner: re-opened on every new stream to it.
+struct watch_entry {
+  v1::BoundQuery query;
+  actors::watch_callback cb;
+};
+
+/// Everything this node keeps about one other member.
+struct peer_state {
+  member_address addr;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Peer::Stub> peer_stub;
+  std::unique_ptr<v1::QueryOwner::Stub> owner_stub;
+
+  mutable std::mutex mu;
+  std::optional<clock_type::time_point> last_ok;
+  bool status_in_flight = false;
+  v1::StatusReply last_status;
+  std::string last_state = "down";
+  std::map<std::uint64_t, watch_entry> watches;
+  watch_stream* stream = nullptr;
+};
+
+struct cluster_node::impl {
+  cluster_options opts;
+  actors::runtime& rt;
+  std::vector<std::string> ids;                              // member ids, for rendezvous
+  std::map<std::string, std::unique_ptr<peer_state>> peers;  // every member but this one
+  std::atomic<std::uint64_t> next_watch{0};
+  std::atomic<bool> draining{false};
+  std::atomic<bool> halted{false};  // stop() ran: no new calls
+
+  std::mutex control_mu;
+  actors::control_handler control;
+
+  // Calls in flight (heartbeats, forwards, streams): stop() waits for them.
+  std::mutex calls_mu;
+  std::condition_variable calls_cv;
+  std::size_t calls = 0;
+
+  std::mutex run_mu;
+  std::condition_variable run_cv;
+  bool running = false;
+  bool stopped = false;
+  std::thread heartbeat;
+
+  impl(cluster_options o, actors::runtime& r) : opts(std::move(o)), rt(r) {}
+
+  void call_started() {
+    std::lock_guard lock{calls_mu};
+    ++calls;
+  }
+  /// Counts a new call unless stop() began (checked and counted under one lock, so stop()'s
+  /// wait for calls == 0 cannot miss a call started concurrently).
+  bool try_call_started() {
+    std::lock_guard lock{calls_mu};
+    if (halted) {
+      return false;
+    }
+    ++calls;
+    return true;
+  }
+  /// One unary call to a peer, counted so stop() waits for it. `start(ctx, req, reply, cb)`
+  /// issues it; `done(status, reply)` runs once, on a gRPC thread, within `deadline_ms`. Returns
+  /// false, starting nothing and not calling `done`, once stop() began — unless `always` (the
+  /// heartbeat thread, which stop() joins before it waits).
+  template <class Req, class Reply, class Start, class Done>
+  bool unary(Req req, std::int64_t deadline_ms, Start start, Done done, bool always = false) {
+    if (always) {
+      call_started();
+    } else if (!try_call_started()) {
+      return false;
+    }
+    struct call {
+      grpc::ClientContext ctx;
+      Req req;
+      Reply reply;
+      Done done;
+    };
+    auto* c = new call{{}, std::move(req), {}, std::move(done)};
+    authenticate(c->ctx);
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{deadline_ms});
+    start(&c->ctx, &c->req, &c->reply, [this, c](grpc::Status st) {
+      c->done(st, c->reply);
+      delete c;
+      call_ended();
+    });
+    return true;
+  }
+
+  /// Presents this member's token on a call to another member.
+  void authenticate(grpc::ClientContext& ctx) const {
+    if (!opts.auth.token.empty()) {
+      ctx.AddMetadata(peer_token_header, opts.auth.token);
+    }
+  }
+
+  void call_ended() {
+    std::lock_guard lock{calls_mu};
+    if (--calls == 0) {
+      calls_cv.notify_all();
+    }
+  }
+
+  std::string state_of(const peer_state& p, clock_type::time_point now) const {
+    if (!p.last_ok) {
+      return "down";
+    }
+    auto age = now - *p.last_ok;
+    if (age < std::chrono::milliseconds{opts.suspect_after_ms}) {
+      return "up";
+    }
+    if (age < std::chrono::milliseconds{opts.down_after_ms}) {
+      return "suspect";
+    }
+    return "down";
+  }
+
+  peer_state* peer(const std::string& id) {
+    auto it = peers.find(id);
+    return it == peers.end() ? nullptr : it->second.get();
+  }
+
+  bool peer_down(peer_state& p) {
+    std::lock_guard lock{p.mu};
+    return state_of(p, clock_type::now()) == "down";
+  }
+
+  // membership.cpp
+  void heartbeat_loop();
+  void send_status(peer_state& p);
+  // watch_client.cpp
+  void start_stream_locked(peer_state& p);
+  /// Ends `p`'s stream (its watches hear `lost` and stay registered).
+  void cancel_stream_locked(peer_state& p);
+  void deliver(peer_state& p, const v1::WatchEvent& ev);
+  void stream_done(peer_state& p, watch_stream* s);
+};
+
+}  // namespace weir::cluster
