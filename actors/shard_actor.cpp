@@ -60,6 +60,7 @@ struct overlay_entry {
   record_ptr rec;  // nullptr: deleted by the pending write
   core::doc_ptr doc;
   std::uint64_t seq = 0;
+  bool captured = false;  // the pending write is another program's change (write_batch::captured)
 };
 
 struct pending_write {
@@ -69,6 +70,9 @@ struct pending_write {
   write_callback done;
   bool object_deleted = false;  // a delete_object that purged the unit
   bool synthetic = false;       // the property-document side of an object delete
+  /// Records the store wrote otherwise than staged (write_batch::corrected): published as such.
+  std::shared_ptr<std::vector<store::record_write>> corrected;
+  bool captured = false;  // another program's change, read back (write_batch::captured)
 };
 
 /// One query key on this unit.
@@ -91,13 +95,7 @@ struct shard_state {
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
-  /// Change capture's refreshes waiting for the writes pending when they came (`first`: the
-  /// last of those writes' sequence) to become durable, so the read sees them.
-  std::deque<std::pair<std::uint64_t, write_msg>> refresh_waiting;
-  std::size_t refreshing = 0;  // refresh reads under way on the loader thread
-  /// While a refresh read is under way: the records this unit's own writes touched since it
-  /// began, with the write's sequence (a read that began before such a write must not undo it).
-  std::unordered_map<std::string, std::uint64_t> written_during_refresh;
+  std::size_t refreshing = 0;  // change capture's reads under way in the store
   std::unordered_map<std::string, view_entry> views;  // by query key
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
@@ -179,6 +177,7 @@ struct staged {
   core::doc_ptr before_doc;
   std::optional<boost::json::object> after;  // nullopt: delete
   std::shared_ptr<const core::change_ops> ops;
+  std::string update{};  // a PATCH's body, for a store that may apply it again (record_write)
 };
 
 /// The server-maintained `modifiedAt` of a property document: milliseconds since the epoch,
@@ -273,7 +272,9 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
         return std::move(r).error();
       }
       auto ops = std::make_shared<const core::change_ops>(core::ops_for_update(spec.value(), doc));
-      out.push_back({cmd.dataset, cmd.id, before, std::move(bdoc), std::move(doc), std::move(ops)});
+      out.push_back(
+          {cmd.dataset, cmd.id, before, std::move(bdoc), std::move(doc), std::move(ops),
+           st.rt->store.shared_with_others() ? boost::json::serialize(cmd.body) : std::string{}});
       break;
     }
     case write_kind::json_patch_record:
@@ -481,16 +482,22 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
         return;
       }
       after_doc = std::make_shared<const boost::json::object>(std::move(*s.after));
-      if (!captured) {
-        batch.writes.push_back({s.dataset, s.id, after->json});
+      if (!captured && !s.update.empty()) {
+        batch.writes.push_back({s.dataset, s.id, after->json, std::move(s.update), s.before->json});
+        if (!batch.corrected) {
+          batch.corrected = std::make_shared<std::vector<store::record_write>>();
+        }
+      } else if (!captured) {
+        batch.writes.push_back({s.dataset, s.id, after->json, {}, {}});
       }
     } else if (!captured) {
-      batch.writes.push_back({s.dataset, s.id, std::string{}});
+      batch.writes.push_back({s.dataset, s.id, std::string{}, {}, {}});
     }
     changes->push_back(core::record_change{s.dataset, s.before, after, std::move(s.before_doc),
                                            after_doc, std::move(s.ops)});
   }
   caf::actor me = caf::actor_cast<caf::actor>(self);
+  auto corrected = batch.corrected;
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
     caf::anon_send(me, commit_msg{seq, r.has_value(), r ? std::string{} : r.error().message});
   });
@@ -501,15 +508,11 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   st.seq = seq;
   for (auto& c : *changes) {
     const auto& id = c.after ? c.after->id : c.before->id;
-    auto key = overlay_key(c.dataset, id);
-    if (st.refreshing > 0 && !captured) {
-      // (A captured write is not one of these: a refresh read later than it is newer still.)
-      st.written_during_refresh[key] = seq;
-    }
-    st.overlay[std::move(key)] = overlay_entry{c.after, c.after_doc, seq};
+    st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, c.after_doc, seq, captured};
   }
   st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(done),
-                                     object_deleted, kind == write_kind::delete_object_document});
+                                     object_deleted, kind == write_kind::delete_object_document,
+                                     std::move(corrected), captured});
 }
 
 }  // namespace
@@ -518,13 +521,14 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
 struct refreshed_rows {
   write_msg msg;  // the refresh, answered once its rows are applied
   core::result<std::vector<store::read_record>> rows;
-  std::uint64_t began_after = 0;  // the unit's last write sequence when the read began
 };
 
 namespace {
 
-/// Starts the read of a refresh's rows on the loader thread (never on this actor's thread).
-void start_refresh(shard_ptr self, write_msg m) {
+/// Change capture's refresh: reads the rows again in the store, behind every write of this unit
+/// submitted so far (durable_store::read_after_writes), so the read sees them all and no write
+/// submitted later commits before it. Never reads on this actor's thread.
+void handle_refresh(shard_ptr self, write_msg& m) {
   auto& st = self->state;
   std::vector<std::string> ids;
   if (m.cmd.body.is_array()) {
@@ -534,46 +538,39 @@ void start_refresh(shard_ptr self, write_msg m) {
       }
     }
   }
-  ++st.refreshing;
   auto job = std::make_shared<refreshed_rows>(
-      refreshed_rows{std::move(m), std::vector<store::read_record>{}, st.seq});
-  st.rt->loader.post([store = &st.rt->store, unit = st.unit, job, ids = std::move(ids),
-                      me = caf::actor_cast<caf::actor>(self)] {
-    job->rows = store->read_records(unit, job->msg.cmd.dataset, ids);
-    caf::anon_send(me, refreshed_msg{job});
-  });
-}
-
-void handle_refresh(shard_ptr self, write_msg& m) {
-  auto& st = self->state;
-  if (!st.pending.empty()) {
-    // The read must see this unit's writes that are pending now, or it would take their rows
-    // back to what they were: it starts once they are durable (handle_commit).
-    st.refresh_waiting.emplace_back(st.seq, std::move(m));
+      refreshed_rows{std::move(m), std::vector<store::read_record>{}});
+  auto dataset = job->msg.cmd.dataset;
+  auto queued =
+      st.rt->store.read_after_writes(st.unit, dataset, std::move(ids),
+                                     [job, me = caf::actor_cast<caf::actor>(self)](
+                                         core::result<std::vector<store::read_record>> rows) {
+                                       job->rows = std::move(rows);
+                                       caf::anon_send(me, refreshed_msg{job});
+                                     });
+  if (!queued) {
+    job->msg.done(std::move(queued).error());  // not taken: change capture reads it again
     return;
   }
-  start_refresh(self, std::move(m));
+  ++st.refreshing;
 }
 
-/// What the store held for rows another program changed (read after every write of this unit
-/// up to `began_after` was durable), against the unit's records: a change for each that
-/// differs. A row that a later write of this unit touched — still pending, or durable since
-/// the read began — is left to that write: it committed (or will) after the other program's
-/// change, so it is what the store keeps. A row Weir cannot hold (not an object, an id Weir
-/// refuses) is skipped with a warning. A property document keeps the `modifiedAt` its row has:
-/// stamping a new one only here would differ from the store, and a second read would see a
-/// change that is not there.
+/// What the store held for rows another program changed (read after every write this unit had
+/// submitted when the refresh came), against the unit's records: a change for each that
+/// differs. A row that a write of this unit submitted since then still has pending is left to
+/// that write: it commits after the read, so it is what the store keeps (a PATCH is applied
+/// again to the row as the store holds it, write_batch::corrected). A row Weir cannot hold (not
+/// an object, an id Weir refuses) is skipped with a warning. A property document keeps the
+/// `modifiedAt` its row has: stamping a new one only here would differ from the store, and a
+/// second read would see a change that is not there.
 std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
-                                   std::vector<store::read_record>& rows,
-                                   std::uint64_t began_after) {
+                                   std::vector<store::read_record>& rows) {
   std::vector<staged> out;
   for (auto& row : rows) {
-    auto key = overlay_key(dataset, row.id);
-    if (st.overlay.count(key)) {
-      continue;
-    }
-    if (auto w = st.written_during_refresh.find(key);
-        w != st.written_during_refresh.end() && w->second > began_after) {
+    // A pending captured write does not decide the row: this read is newer than the one it
+    // came from, so the row is compared with it.
+    if (auto o = st.overlay.find(overlay_key(dataset, row.id));
+        o != st.overlay.end() && !o->second.captured) {
       continue;
     }
     auto [before, bdoc] = current(st, dataset, row.id);
@@ -618,18 +615,11 @@ void handle_refreshed(shard_ptr self, refreshed_msg& m) {
   auto& st = self->state;
   --st.refreshing;
   auto& job = *m.rows;
-  auto forget = [&st] {
-    if (st.refreshing == 0) {
-      st.written_during_refresh.clear();
-    }
-  };
   if (!job.rows) {
-    forget();
     job.msg.done(std::move(job.rows).error());
     return;
   }
-  auto items = stage_captured(st, job.msg.cmd.dataset, job.rows.value(), job.began_after);
-  forget();
+  auto items = stage_captured(st, job.msg.cmd.dataset, job.rows.value());
   if (items.empty()) {
     job.msg.done(write_outcome{core::encode_version_id(st.seq)});
     return;
@@ -772,6 +762,36 @@ void publish(shard_ptr self, pending_write& w) {
   }
 }
 
+/// The store applied some of `w`'s updates again, to records another program had changed since
+/// this unit read them (write_batch::corrected): what it wrote is what is published.
+void apply_corrections(pending_write& w) {
+  auto changes = std::make_shared<std::vector<core::record_change>>(*w.changes);
+  for (auto& fix : *w.corrected) {
+    auto c = std::find_if(changes->begin(), changes->end(), [&](const core::record_change& c) {
+      const auto& id = c.after ? c.after->id : c.before->id;
+      return c.dataset == fix.dataset && id == fix.id;
+    });
+    if (c == changes->end()) {
+      continue;
+    }
+    c->before_doc = doc_of(c->before, c->before_doc);
+    if (fix.json.empty()) {
+      c->after = nullptr;  // the other program had deleted it: so it stays
+      c->after_doc = nullptr;
+      c->ops = nullptr;
+      continue;
+    }
+    boost::json::object doc;
+    c->after = core::parse_record(fix.json, &doc);
+    c->after_doc = std::make_shared<const boost::json::object>(std::move(doc));
+    c->ops = std::make_shared<const core::change_ops>(
+        core::ops_for_replace(c->before_doc.get(), *c->after_doc));
+  }
+  // A record the other program had deleted, and that was not here before either: no change.
+  std::erase_if(*changes, [](const core::record_change& c) { return !c.before && !c.after; });
+  w.changes = std::move(changes);
+}
+
 void handle_commit(shard_ptr self, const commit_msg& m) {
   auto& st = self->state;
   if (!m.ok) {
@@ -795,6 +815,9 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
       st.overlay.erase(it);
     }
   }
+  if (w.corrected && !w.corrected->empty()) {
+    apply_corrections(w);
+  }
   if (w.object_deleted) {
     st.deleted = true;
     publish_object_deleted(self, w);
@@ -803,12 +826,6 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
     publish(self, w);
   }
   w.done(write_outcome{std::move(w.version_id)});
-  while (!st.refresh_waiting.empty() &&
-         (st.pending.empty() || st.pending.front().seq > st.refresh_waiting.front().first)) {
-    auto next = std::move(st.refresh_waiting.front().second);
-    st.refresh_waiting.pop_front();
-    start_refresh(self, std::move(next));
-  }
 }
 
 /// The index of `order` on dataset `ds`, built from its records the first time a window needs
@@ -937,10 +954,8 @@ void on_idle_check(shard_ptr self) {
       return kv.second.views.empty() && now - kv.second.unused_since >= keep;
     });
   }
-  st.idle.check(self, *st.rt, st.unit, [&st] {
-    return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
-           st.refresh_waiting.empty();
-  });
+  st.idle.check(self, *st.rt, st.unit,
+                [&st] { return st.views.empty() && st.pending.empty() && st.refreshing == 0; });
 }
 
 caf::behavior serving(shard_ptr self) {

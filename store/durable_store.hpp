@@ -29,6 +29,12 @@ struct record_write {
   std::string dataset;
   std::string id;
   std::string json;
+  /// A PATCH ($set/$unset/$inc, its body's JSON text) and the record's JSON it was applied to
+  /// (`based_on`). A store that other programs write too applies the update again to the record
+  /// it holds when that is not `based_on`, so no change is lost between them (and reports the
+  /// result in the batch's `corrected`). Empty for every other write.
+  std::string update{};
+  std::string based_on{};
 };
 
 /// Everything one write applies to one unit, atomically, with the unit's new sequence.
@@ -42,6 +48,10 @@ struct write_batch {
   /// The records are already in the store as `writes` says (changes another program made there,
   /// read back by change capture): only the unit's sequence (and `deleted`) is written.
   bool captured = false;
+  /// Filled by the store, before the batch is answered, with the records it wrote differently
+  /// than `writes` says: updates applied again to a record another program changed meanwhile
+  /// (`json` empty: that program had deleted it). Null: nobody asks.
+  std::shared_ptr<std::vector<record_write>> corrected{};
 };
 
 /// A record as loaded from disk.
@@ -108,15 +118,24 @@ class durable_store {
   /// would are refused before they are applied.
   virtual bool holds_nul_characters() const { return true; }
 
+  /// Whether other programs may write the records too, so that a PATCH must carry its update
+  /// (record_write::update) to be applied again to what the store holds when it commits.
+  virtual bool shared_with_others() const { return false; }
+
   /// Reads a whole unit (blocking; called off the actor threads when its shard starts), handing
   /// each record to `visit` as it is read, in (dataset, id) order.
   virtual core::result<unit_snapshot> load_unit(const unit_key& unit,
                                                 const record_visitor& visit) = 0;
 
-  /// Reads the current value of records `ids` of one dataset of a unit (blocking; called off
-  /// the actor threads), in the order of `ids`.
-  virtual core::result<std::vector<read_record>> read_records(
-      const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) = 0;
+  using read_callback = std::function<void(core::result<std::vector<read_record>>)>;
+
+  /// Reads records `ids` of one dataset of a unit, in the order of `ids`, as they are once every
+  /// batch submitted before this call is durable: the read is queued behind those batches and
+  /// made on the writer thread (where `done` runs) before any later batch commits. Refusals as
+  /// submit().
+  virtual core::result<void> read_after_writes(const unit_key& unit, const std::string& dataset,
+                                               std::vector<std::string> ids,
+                                               read_callback done) = 0;
 
   /// Whether anything was ever written to `space` (a few key reads, or one query).
   virtual bool has_space(const std::string& space) const = 0;

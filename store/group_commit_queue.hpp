@@ -1,7 +1,9 @@
 // weir::store::group_commit_queue — the bounded queue of write batches and the writer thread
 // that commits them, shared by both stores: the thread takes everything queued at once and
 // hands it to the store's commit function as one group (one fsync or one transaction for all of
-// it), then answers every batch of the group with the result.
+// it), then answers every batch of the group with the result. Reads can be queued too: they run
+// on the writer thread once the group they came with is durable, so each sees every batch
+// queued before it (and, within its group, those after it).
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +23,10 @@ class group_commit_queue {
   struct pending {
     write_batch batch;
     commit_callback done;
+  };
+  struct queued_read {
+    std::function<void()> read;  // run on the writer thread after its group committed
+    commit_callback done;        // then answered: the group's result
   };
   /// Commits one group durably, in order (runs on the writer thread).
   using commit_function = std::function<core::result<void>(const std::vector<pending>& group)>;
@@ -45,7 +51,25 @@ class group_commit_queue {
             "server.overloaded",
             "the store's write queue is full; the write was not applied, retry");
       }
-      queue_.push_back(pending{std::move(batch), std::move(done)});
+      queue_.push_back(entry{pending{std::move(batch), std::move(done)}, {}});
+    }
+    cv_.notify_one();
+    return {};
+  }
+
+  /// Queues a read behind every batch queued so far (same refusals as submit).
+  core::result<void> submit_read(std::function<void()> read, commit_callback done) {
+    {
+      std::lock_guard lock{mu_};
+      if (stopping_) {
+        return core::make_error("server.draining",
+                                "this node is shutting down; the read was not made, retry");
+      }
+      if (queue_.size() >= capacity_) {
+        return core::make_error("server.overloaded",
+                                "the store's write queue is full; the read was not made, retry");
+      }
+      queue_.push_back(entry{{}, queued_read{std::move(read), std::move(done)}});
     }
     cv_.notify_one();
     return {};
@@ -76,8 +100,15 @@ class group_commit_queue {
   }
 
  private:
+  /// A batch, or (its `read` set) a read.
+  struct entry {
+    pending write;
+    queued_read read;
+  };
+
   void run() {
     std::vector<pending> group;
+    std::vector<queued_read> reads;
     for (;;) {
       {
         std::unique_lock lock{mu_};
@@ -86,15 +117,31 @@ class group_commit_queue {
           return;  // stopping and drained
         }
         group.clear();
+        reads.clear();
         while (!queue_.empty()) {
-          group.push_back(std::move(queue_.front()));
+          auto& e = queue_.front();
+          if (e.read.read) {
+            reads.push_back(std::move(e.read));
+          } else {
+            group.push_back(std::move(e.write));
+          }
           queue_.pop_front();
         }
-        in_flight_ = group.size();
+        in_flight_ = group.size() + reads.size();
       }
-      auto r = commit_(group);
+      core::result<void> r;
+      if (!group.empty()) {
+        r = commit_(group);
+      }
       for (auto& p : group) {
         p.done(r);
+      }
+      // The group is durable (or failed): the reads queued with it see all of it.
+      for (auto& q : reads) {
+        if (r) {
+          q.read();
+        }
+        q.done(r);
       }
       std::lock_guard lock{mu_};
       in_flight_ = 0;
@@ -105,7 +152,7 @@ class group_commit_queue {
   commit_function commit_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<pending> queue_;
+  std::deque<entry> queue_;
   std::size_t in_flight_ = 0;
   bool stopping_ = false;
   std::thread writer_;  // last: started once everything above exists

@@ -19,6 +19,7 @@ struct result_ptr {
   explicit result_ptr(PGresult* p) : r(p) {}
   result_ptr(const result_ptr&) = delete;
   result_ptr& operator=(const result_ptr&) = delete;
+  result_ptr(result_ptr&& o) noexcept : r(o.r) { o.r = nullptr; }
   ~result_ptr() {
     if (r) {
       PQclear(r);

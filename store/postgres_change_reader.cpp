@@ -163,6 +163,8 @@ struct postgres_change_reader::impl {
   std::map<std::uint32_t, relation> relations;
   bool in_txn = false;
   bool own_txn = false;
+  std::uint32_t txn_xid = 0;
+  PGconn* session_conn = nullptr;  // the lock connection of the session that reads
   std::vector<captured_row> rows;
   std::uint64_t received = 0;    // the last WAL position received
   std::uint64_t server_end = 0;  // the server's WAL end as it last reported it
@@ -299,8 +301,11 @@ struct postgres_change_reader::impl {
       }
     }
     begin_session();
+    session_conn = lc;
     set_status(true, opts.member, "");
-    return read_stream(rc, lc);
+    auto why = read_stream(rc, lc);
+    session_conn = nullptr;
+    return why;
   }
 
   /// What the stream needs from the server: wal_level = logical and the slot (created here,
@@ -437,7 +442,7 @@ struct postgres_change_reader::impl {
       case 'B':
         c.u64();  // final LSN
         c.u64();  // commit time
-        c.u32();  // xid
+        txn_xid = c.u32();
         in_txn = true;
         own_txn = false;
         rows.clear();
@@ -518,7 +523,9 @@ struct postgres_change_reader::impl {
         if (!c.ok) {
           break;
         }
-        committed(end);
+        if (auto why = committed(end); !why.empty()) {
+          return why;
+        }
         in_txn = false;
         break;
       }
@@ -558,15 +565,42 @@ struct postgres_change_reader::impl {
     return row;
   }
 
-  /// A transaction ended at `end`: its rows go to the sink (others' only), and its position is
-  /// confirmed once they are applied — in order, after every earlier one.
-  void committed(std::uint64_t end) {
+  /// Waits until transaction `xid` is visible to new snapshots. Its commit reaches the WAL, and
+  /// so this stream, a moment before other sessions see it: an owner reading its rows at once
+  /// could read them as they were before. False when it does not become visible within 5 s.
+  bool wait_visible(std::uint32_t xid) {
+    // The 64-bit transaction id from the 32-bit one of the stream: the current epoch's, or the
+    // one before when that would lie in the future.
+    const char* sql =
+        "SELECT txid_visible_in_snapshot(CASE WHEN f > txid_snapshot_xmax(s) "
+        "THEN f - 4294967296 ELSE f END, s) FROM (SELECT txid_current_snapshot() AS s) q, "
+        "LATERAL (SELECT ((txid_snapshot_xmax(q.s) >> 32) << 32) | $1::bigint AS f) x";
+    auto deadline = clock_type::now() + std::chrono::seconds{5};
+    while (clock_type::now() < deadline && !stopping) {
+      auto r = exec(session_conn, sql, {std::to_string(xid)});
+      if (!r.ok()) {
+        return false;
+      }
+      if (PQgetvalue(r.r, 0, 0)[0] == 't') {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    }
+    return false;
+  }
+
+  /// A transaction ended at `end`: its rows go to the sink (others' only), once it is visible,
+  /// and its position is confirmed once they are applied — in order, after every earlier one.
+  std::string committed(std::uint64_t end) {
     received = std::max(received, end);
     if (own_txn || rows.empty()) {
       std::lock_guard lock{flight->mu};
       flight->entries.push_back({end, true});
       rows.clear();
-      return;
+      return {};
+    }
+    if (!wait_visible(txn_xid)) {
+      return "transaction " + std::to_string(txn_xid) + " did not become visible";
     }
     // One row once per transaction, whatever it did to it.
     std::sort(rows.begin(), rows.end(), [](const captured_row& a, const captured_row& b) {
@@ -601,6 +635,7 @@ struct postgres_change_reader::impl {
     }
     sink(std::move(rows), std::move(applied));
     rows.clear();
+    return {};
   }
 
   /// Moves the confirmed position past every applied transaction at the front. False when a

@@ -3,8 +3,10 @@
 #include "store/postgres_store.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,7 +17,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/filter.hpp"
 #include "core/record_rules.hpp"
+#include "core/update_ops.hpp"
+#include "core/version_id.hpp"
 #include "store/group_commit_queue.hpp"
 #include "store/pg_support.hpp"
 #include "store/postgres_change_reader.hpp"
@@ -227,24 +232,141 @@ struct postgres_store::impl {
     }
   }
 
+  using record_key =
+      std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
+
+  /// Locks the rows the group PATCHes (FOR UPDATE: another program's write to them waits for
+  /// this transaction, and this one for theirs) and reads them into `out`, compact.
+  result_ptr lock_patched(const std::vector<group_commit_queue::pending>& group,
+                          std::map<record_key, std::string>& out) {
+    columns keys{4};
+    for (const auto& p : group) {
+      for (const auto& w : p.batch.writes) {
+        if (!w.update.empty() && !p.batch.captured) {
+          keys.add({p.batch.unit.space, p.batch.unit.object, w.dataset, w.id});
+        }
+      }
+    }
+    if (keys.rows == 0) {
+      return result_ptr{PQmakeEmptyPGresult(writer_conn, PGRES_COMMAND_OK)};
+    }
+    auto r = exec(writer_conn,
+                  "SELECT r.space, r.object, r.dataset, r.id, r.doc::text FROM weir_records r "
+                  "JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) "
+                  "AS k(space, object, dataset, id) ON r.space = k.space AND "
+                  "r.object = k.object AND r.dataset = k.dataset AND r.id = k.id "
+                  "FOR UPDATE OF r",
+                  keys.finish());
+    if (r.ok()) {
+      for (int i = 0; i < PQntuples(r.r); ++i) {
+        // The map's keys view strings that must outlive the result: kept in key_text.
+        auto& k = key_text.emplace_back();
+        for (int c = 0; c < 4; ++c) {
+          k[c] = PQgetvalue(r.r, i, c);
+        }
+        out[{k[0], k[1], k[2], k[3]}] =
+            compact(PQgetvalue(r.r, i, 4), static_cast<std::size_t>(PQgetlength(r.r, i, 4)));
+      }
+    }
+    return r;
+  }
+  std::deque<std::array<std::string, 4>> key_text;  // the locked rows' keys, for one commit
+
+  /// Whether two records' JSON texts hold the same document (member order aside: jsonb keeps
+  /// its own).
+  static bool same_document(const std::string& a, const std::string& b) {
+    if (a == b) {
+      return true;
+    }
+    boost::system::error_code ea, eb;
+    auto va = boost::json::parse(a, ea);
+    auto vb = boost::json::parse(b, eb);
+    return !ea && !eb && core::json_equal(va, vb);
+  }
+
+  /// `update` applied to the record `json`, stamped with the batch's versionId. An update that
+  /// no longer applies (another program made its path a string, say) leaves the record as it is.
+  static std::string apply_again(const std::string& json, const std::string& update,
+                                 std::uint64_t seq) {
+    boost::system::error_code ed, eu;
+    auto doc = boost::json::parse(json, ed);
+    auto body = boost::json::parse(update, eu);
+    if (ed || eu || !doc.is_object()) {
+      return json;
+    }
+    auto spec = core::parse_update(body);
+    if (!spec) {
+      return json;
+    }
+    auto changed = doc.as_object();
+    if (!core::apply_update(spec.value(), changed)) {
+      return json;
+    }
+    core::stamp_version(changed, core::encode_version_id(seq));
+    return boost::json::serialize(changed);
+  }
+
   /// The group in one transaction. Within it, later batches win (they were applied later by
-  /// their units' owners), so each record and unit is written once, with its last value.
+  /// their units' owners), so each record and unit is written once, with its last value. A PATCH
+  /// is applied again to the stored record when another program changed it since its owner read
+  /// it (the rows are locked first), so neither loses the other's change.
   core::result<void> commit(const std::vector<group_commit_queue::pending>& group) {
     struct unit_state {
       std::uint64_t seq = 0;
       std::optional<bool> deleted;
     };
-    std::map<std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>,
-             std::pair<const std::string*, std::uint64_t>>
-        records;
+    auto fail = [&](const result_ptr& r) {
+      if (PQstatus(writer_conn) == CONNECTION_OK) {
+        exec(writer_conn, "ROLLBACK");
+      }
+      return core::make_error("store.write_failed",
+                              "PostgreSQL did not commit the write: " + trim(r.error()));
+    };
+    // The marker tells change capture that this transaction is Weir's own: its owners applied
+    // it already, so the reader skips it (a transactional logical message, in the same
+    // round trip as BEGIN; any role may emit one, and it costs a few bytes of WAL).
+    if (auto r = result_ptr{PQexec(writer_conn,
+                                   "BEGIN; SELECT pg_logical_emit_message(true, 'weir', '')")};
+        !r.ok()) {
+      return fail(r);
+    }
+    key_text.clear();
+    std::map<record_key, std::string> stored;  // PATCHed rows as they are now (locked)
+    if (auto r = lock_patched(group, stored); !r.ok()) {
+      return fail(r);
+    }
+    std::deque<std::string> reapplied;  // owns the JSON of updates applied again
+    std::map<record_key, std::pair<const std::string*, std::uint64_t>> records;
     std::map<std::pair<std::string_view, std::string_view>, unit_state> units;
     for (const auto& p : group) {
       const auto& b = p.batch;
+      if (b.corrected) {
+        b.corrected->clear();  // a retried commit starts over
+      }
       for (const auto& w : b.writes) {
         if (b.captured) {
           break;  // already in the tables: another program wrote them (write_batch::captured)
         }
-        records[{b.unit.space, b.unit.object, w.dataset, w.id}] = {&w.json, b.seq};
+        record_key key{b.unit.space, b.unit.object, w.dataset, w.id};
+        const std::string* json = &w.json;
+        if (!w.update.empty()) {
+          // What the row holds now: an earlier write of this group, else the locked row.
+          auto earlier = records.find(key);
+          auto locked = stored.find(key);
+          const std::string* now = earlier != records.end() ? earlier->second.first
+                                   : locked != stored.end() ? &locked->second
+                                                            : nullptr;
+          if (!now || !same_document(*now, w.based_on)) {
+            reapplied.push_back(now && !now->empty()
+                                    ? apply_again(*now, w.update, b.seq)
+                                    : std::string{});  // deleted meanwhile: nothing to update
+            json = &reapplied.back();
+            if (b.corrected) {
+              b.corrected->push_back({w.dataset, w.id, *json, {}, {}});
+            }
+          }
+        }
+        records[key] = {json, b.seq};
       }
       auto& u = units[{b.unit.space, b.unit.object}];
       u.seq = std::max(u.seq, b.seq);
@@ -267,21 +389,6 @@ struct postgres_store::impl {
       } else {
         seqs.add({k.first, k.second, std::to_string(u.seq)});
       }
-    }
-    auto fail = [&](const result_ptr& r) {
-      if (PQstatus(writer_conn) == CONNECTION_OK) {
-        exec(writer_conn, "ROLLBACK");
-      }
-      return core::make_error("store.write_failed",
-                              "PostgreSQL did not commit the write: " + trim(r.error()));
-    };
-    // The marker tells change capture that this transaction is Weir's own: its owners applied
-    // it already, so the reader skips it (a transactional logical message, in the same
-    // round trip as BEGIN; any role may emit one, and it costs a few bytes of WAL).
-    if (auto r = result_ptr{PQexec(writer_conn,
-                                   "BEGIN; SELECT pg_logical_emit_message(true, 'weir', '')")};
-        !r.ok()) {
-      return fail(r);
     }
     if (upserts.rows) {
       auto r = exec(writer_conn,
@@ -441,37 +548,46 @@ core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
   return snap;
 }
 
-core::result<std::vector<read_record>> postgres_store::read_records(
-    const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) {
-  columns wanted{1};
-  for (const auto& id : ids) {
-    wanted.add({id});
-  }
-  auto list = wanted.finish();
-  std::map<std::string, std::string, std::less<>> found;
-  {
-    std::lock_guard lock{impl_->reader_mu};
-    auto r = exec(impl::usable(impl_->reader_conn),
+core::result<void> postgres_store::read_after_writes(const unit_key& unit,
+                                                     const std::string& dataset,
+                                                     std::vector<std::string> ids,
+                                                     read_callback done) {
+  auto rows = std::make_shared<core::result<std::vector<read_record>>>(std::vector<read_record>{});
+  auto* ip = impl_.get();
+  auto read = [ip, unit, dataset, ids = std::move(ids), rows] {
+    // On the writer thread, between two groups: its connection is idle, and every batch queued
+    // before this read is committed.
+    columns wanted{1};
+    for (const auto& id : ids) {
+      wanted.add({id});
+    }
+    auto r = exec(ip->writer_conn,
                   "SELECT id, doc::text FROM weir_records WHERE space = $1 AND object = $2 "
                   "AND dataset = $3 AND id = ANY($4::text[])",
-                  {unit.space, unit.object, dataset, list[0]});
+                  {unit.space, unit.object, dataset, wanted.finish()[0]});
     if (!r.ok()) {
-      return core::make_error("store.read_failed",
-                              "cannot read records from PostgreSQL: " + trim(r.error()));
+      *rows = core::make_error("store.read_failed",
+                               "cannot read records from PostgreSQL: " + trim(r.error()));
+      return;
     }
+    std::map<std::string, std::string, std::less<>> found;
     for (int i = 0; i < PQntuples(r.r); ++i) {
       found.emplace(
           PQgetvalue(r.r, i, 0),
           compact(PQgetvalue(r.r, i, 1), static_cast<std::size_t>(PQgetlength(r.r, i, 1))));
     }
-  }
-  std::vector<read_record> out;
-  out.reserve(ids.size());
-  for (const auto& id : ids) {
-    auto it = found.find(id);
-    out.push_back({id, it == found.end() ? std::nullopt : std::optional{it->second}});
-  }
-  return out;
+    std::vector<read_record> out;
+    out.reserve(ids.size());
+    for (const auto& id : ids) {
+      auto it = found.find(id);
+      out.push_back({id, it == found.end() ? std::nullopt : std::optional{it->second}});
+    }
+    *rows = std::move(out);
+  };
+  return impl_->writer->submit_read(
+      std::move(read), [rows, done = std::move(done)](core::result<void> r) {
+        done(r ? std::move(*rows) : core::result<std::vector<read_record>>{r.error()});
+      });
 }
 
 bool postgres_store::has_space(const std::string& space) const {

@@ -32,11 +32,11 @@ class postgres_store final : public durable_store {
 
   const char* backend() const override { return "postgres"; }
   bool holds_nul_characters() const override { return false; }
+  bool shared_with_others() const override { return true; }
 
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
-  core::result<std::vector<read_record>> read_records(const unit_key& unit,
-                                                      const std::string& dataset,
-                                                      const std::vector<std::string>& ids) override;
+  core::result<void> read_after_writes(const unit_key& unit, const std::string& dataset,
+                                       std::vector<std::string> ids, read_callback done) override;
   bool has_space(const std::string& space) const override;
   std::vector<std::string> objects_with_dataset(const std::string& space,
                                                 const std::string& dataset) const override;

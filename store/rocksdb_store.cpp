@@ -147,22 +147,33 @@ core::result<std::unique_ptr<rocksdb_store>> rocksdb_store::open(options opts) {
   return std::unique_ptr<rocksdb_store>(new rocksdb_store(std::move(p)));
 }
 
-core::result<std::vector<read_record>> rocksdb_store::read_records(
-    const unit_key& unit, const std::string& dataset, const std::vector<std::string>& ids) {
-  std::vector<read_record> out;
-  out.reserve(ids.size());
-  std::string v;
-  for (const auto& id : ids) {
-    auto st = impl_->db->Get(rocksdb::ReadOptions{}, record_key(unit, dataset, id), &v);
-    if (st.ok()) {
-      out.push_back({id, std::move(v)});
-    } else if (st.IsNotFound()) {
-      out.push_back({id, std::nullopt});
-    } else {
-      return core::make_error("store.read_failed", "cannot read a record: " + st.ToString());
+core::result<void> rocksdb_store::read_after_writes(const unit_key& unit,
+                                                    const std::string& dataset,
+                                                    std::vector<std::string> ids,
+                                                    read_callback done) {
+  auto rows = std::make_shared<core::result<std::vector<read_record>>>(std::vector<read_record>{});
+  auto* db = impl_->db.get();
+  auto read = [db, unit, dataset, ids = std::move(ids), rows] {
+    std::vector<read_record> out;
+    out.reserve(ids.size());
+    std::string v;
+    for (const auto& id : ids) {
+      auto st = db->Get(rocksdb::ReadOptions{}, record_key(unit, dataset, id), &v);
+      if (st.ok()) {
+        out.push_back({id, std::move(v)});
+      } else if (st.IsNotFound()) {
+        out.push_back({id, std::nullopt});
+      } else {
+        *rows = core::make_error("store.read_failed", "cannot read a record: " + st.ToString());
+        return;
+      }
     }
-  }
-  return out;
+    *rows = std::move(out);
+  };
+  return impl_->writer->submit_read(
+      std::move(read), [rows, done = std::move(done)](core::result<void> r) {
+        done(r ? std::move(*rows) : core::result<std::vector<read_record>>{r.error()});
+      });
 }
 
 core::result<unit_snapshot> rocksdb_store::load_unit(const unit_key& unit,

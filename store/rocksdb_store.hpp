@@ -26,9 +26,8 @@ class rocksdb_store final : public durable_store {
   const char* backend() const override { return "embedded"; }
 
   core::result<unit_snapshot> load_unit(const unit_key& unit, const record_visitor& visit) override;
-  core::result<std::vector<read_record>> read_records(const unit_key& unit,
-                                                      const std::string& dataset,
-                                                      const std::vector<std::string>& ids) override;
+  core::result<void> read_after_writes(const unit_key& unit, const std::string& dataset,
+                                       std::vector<std::string> ids, read_callback done) override;
   bool has_space(const std::string& space) const override;
   std::vector<std::string> objects_with_dataset(const std::string& space,
                                                 const std::string& dataset) const override;

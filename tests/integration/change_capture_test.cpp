@@ -6,6 +6,7 @@
 // from the slot's confirmed position, missing nothing and doubling nothing.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -284,6 +285,68 @@ TEST_F(ChangeCapture, ConcurrentWritesByWeirAndSqlConvergeOnWhatPostgresHolds) {
   EXPECT_EQ(held(s.window()), expect);
   auto fresh = windowed_query(port, "t", "object", R"({"objectId":"o1","dataset":"items"})");
   EXPECT_EQ(held(by_record_id(fresh.json().at("records"))), expect);
+}
+
+// $inc through every member and increments by another program with plain SQL, all at once on
+// one record: none is lost. Owners serialize the members' PATCHes; PostgreSQL's row lock
+// serializes the owner's commit and the other program's UPDATE, and a PATCH whose record
+// another program changed meanwhile is applied again to what the row holds. Every member's
+// subscribers end on the sum.
+TEST_F(ChangeCapture, IncrementsThroughEveryMemberAndFromSqlAllCount) {
+  cluster3 cl{"", true, pg.store_yaml()};
+  ASSERT_TRUE(wait_reader(cl.port(0)).is_object());
+  auto obj = cl.object_owned_by(1, "inc");
+  ASSERT_FALSE(put_record(cl.port(0), "t", obj, "items", "counter", R"({"n":0})").empty());
+  std::vector<std::unique_ptr<windowed_stream>> watchers;
+  for (int i = 0; i < cluster3::n; ++i) {
+    watchers.push_back(std::make_unique<windowed_stream>(
+        cl.port(i), "t", "object", R"({"objectId":")" + obj + R"(","dataset":"items"})"));
+    watchers.back()->open();
+  }
+  constexpr int per_writer = 15;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < cluster3::n; ++i) {
+    writers.emplace_back([&, i] {
+      for (int k = 0; k < per_writer; ++k) {
+        auto r = http(cl.port(i), "PATCH",
+                      "/v1/spaces/t/objects/" + obj + "/datasets/items/records/counter",
+                      R"({"$inc":{"n":1}})");
+        if (r.status != 200) {
+          ++failed;
+        }
+      }
+    });
+  }
+  writers.emplace_back([&] {
+    for (int k = 0; k < per_writer; ++k) {
+      pg.sql(
+          "UPDATE weir_records SET doc = jsonb_set(doc, '{n}', to_jsonb((doc->>'n')::int + 1)) "
+          "WHERE object = '" +
+          obj + "' AND id = 'counter'");
+    }
+  });
+  for (auto& t : writers) {
+    t.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  constexpr int total = (cluster3::n + 1) * per_writer;
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records WHERE id = 'counter'"),
+            std::to_string(total));
+  for (int i = 0; i < cluster3::n; ++i) {
+    auto& s = *watchers[i];
+    auto deadline = clock_type::now() + 15s;
+    auto n_of = [&] {
+      auto it = s.window().find("counter");
+      return it == s.window().end() ? json::value(nullptr) : it->second.at("n");
+    };
+    while (n_of() != json::value(total) && clock_type::now() < deadline) {
+      if (auto f = s.next(500ms)) {
+        s.apply(*f);
+      }
+    }
+    EXPECT_EQ(n_of(), json::value(total)) << "member " << cl.id(i);
+  }
 }
 
 }  // namespace
