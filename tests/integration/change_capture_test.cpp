@@ -1,5 +1,6 @@
 // Change capture on store.backend: postgres (store/postgres_change_reader): rows that another
-// program writes to weir_records with plain SQL reach subscribers like writes through Weir —
+// program writes to weir_records with plain SQL reach subscribers (windowed, Arc hub, direct SSE)
+// like writes through Weir —
 // inserts as added, updates as updated, deletes as removed, one transaction as one change, with
 // versionIds that keep growing in the unit — while Weir's own writes are not delivered twice;
 // and when the member reading the replication stream is killed, another takes over and resumes
@@ -15,6 +16,7 @@
 
 #include "cluster_support.hpp"
 #include "pg_instance.hpp"
+#include "sse_test_support.hpp"
 #include "test_support.hpp"
 #include "windowed_test_support.hpp"
 
@@ -89,6 +91,29 @@ TEST_F(ChangeCapture, RowsWrittenWithPlainSqlReachSubscribersAndWeirsOwnWritesCo
   windowed_stream s{port, "t", "object", R"({"objectId":"o1","dataset":"items","sort":["n"]})"};
   s.open();
   ASSERT_EQ(s.window().size(), 1u);
+  // The same rows on the Arc hub and on a direct SSE stream of the query T.Items.All.
+  ws_client hub{port};
+  hub.expect_connected();
+  hub.subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "full");
+  hub.read_json();
+  sse_client::options direct_opts;
+  direct_opts.headers = {{"Accept", "text/event-stream"}};
+  direct_opts.target = "/api/t/items?obj=o1";
+  sse_client direct{port, direct_opts};
+  ASSERT_EQ(direct.status(), 200u);
+  direct.read_json();
+  auto has_row = [](const json::value& data, const std::string& id, const char* key,
+                    const json::value& value) {
+    if (!data.is_array()) {
+      return false;
+    }
+    for (const auto& r : data.as_array()) {
+      if (r.at("id") == json::value(id) && r.as_object().if_contains(key) && r.at(key) == value) {
+        return true;
+      }
+    }
+    return false;
+  };
 
   // An insert by another program: added, stamped with the unit's next versionId.
   pg.sql(insert_sql("o1", "b", R"({"n": 2, "by": "sql"})"));
@@ -101,6 +126,16 @@ TEST_F(ChangeCapture, RowsWrittenWithPlainSqlReachSubscribersAndWeirsOwnWritesCo
   EXPECT_EQ(doc.at("id"), "b");
   EXPECT_EQ(doc.at("by"), "sql");
   EXPECT_EQ(doc.at("_ver").at("id"), json::value(v2));
+  auto hub_frame = hub.read_until([&](const json::object& f) {
+    return f.contains("payload") && has_row(f.at("payload").at("data"), "b", "by", "sql");
+  });
+  EXPECT_FALSE(hub_frame.empty()) << "the hub subscriber did not get the SQL insert";
+  auto direct_events = direct.read_through(
+      [&](const json::object& f) {
+        return f.contains("data") && has_row(f.at("data"), "b", "by", "sql");
+      },
+      10s);
+  ASSERT_FALSE(direct_events.empty()) << "the direct SSE subscriber did not get the SQL insert";
   // The unit's sequence in PostgreSQL follows, so versionIds keep growing after a restart.
   EXPECT_EQ(pg.sql("SELECT seq FROM weir_units WHERE space = 't' AND object = 'o1'"), "2");
 
