@@ -96,6 +96,10 @@ struct shard_state {
   std::unordered_map<std::string, overlay_entry> overlay;
   std::deque<pending_write> pending;
   std::size_t refreshing = 0;  // change capture's reads under way in the store
+  /// The last write staged before the store corrected one (write_batch::corrected): writes up
+  /// to it may have been staged on what the correction replaced, so their `before` is taken
+  /// from what was published instead.
+  std::uint64_t rebase_through = 0;
   std::unordered_map<std::string, view_entry> views;  // by query key
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
@@ -762,6 +766,41 @@ void publish(shard_ptr self, pending_write& w) {
   }
 }
 
+/// `w`'s changes with the records as published as their `before` (a write staged on a record
+/// that the store then committed otherwise: its index positions, matches and ops must be taken
+/// from what subscribers have).
+void rebase(shard_state& st, pending_write& w) {
+  std::shared_ptr<std::vector<core::record_change>> changes;
+  for (std::size_t i = 0; i < w.changes->size(); ++i) {
+    const auto& c = (*w.changes)[i];
+    const auto& id = c.after ? c.after->id : c.before->id;
+    record_ptr published;
+    if (auto ds = st.data.find(c.dataset); ds != st.data.end()) {
+      if (auto it = ds->second.records.find(std::string_view{id}); it != ds->second.records.end()) {
+        published = *it;
+      }
+    }
+    if (published == c.before) {
+      continue;
+    }
+    if (!changes) {
+      changes = std::make_shared<std::vector<core::record_change>>(*w.changes);
+    }
+    auto& r = (*changes)[i];
+    r.before = published;
+    r.before_doc = doc_of(published, nullptr);
+    if (r.after) {
+      r.after_doc = doc_of(r.after, r.after_doc);
+      r.ops = std::make_shared<const core::change_ops>(
+          core::ops_for_replace(r.before_doc.get(), *r.after_doc));
+    }
+  }
+  if (changes) {
+    std::erase_if(*changes, [](const core::record_change& c) { return !c.before && !c.after; });
+    w.changes = std::move(changes);
+  }
+}
+
 /// The store applied some of `w`'s updates again, to records another program had changed since
 /// this unit read them (write_batch::corrected): what it wrote is what is published.
 void apply_corrections(pending_write& w) {
@@ -815,8 +854,12 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
       st.overlay.erase(it);
     }
   }
+  if (w.seq <= st.rebase_through) {
+    rebase(st, w);
+  }
   if (w.corrected && !w.corrected->empty()) {
     apply_corrections(w);
+    st.rebase_through = st.seq;
   }
   if (w.object_deleted) {
     st.deleted = true;

@@ -569,12 +569,15 @@ struct postgres_change_reader::impl {
   /// so this stream, a moment before other sessions see it: an owner reading its rows at once
   /// could read them as they were before. False when it does not become visible within 5 s.
   bool wait_visible(std::uint32_t xid) {
-    // The 64-bit transaction id from the 32-bit one of the stream: the current epoch's, or the
-    // one before when that would lie in the future.
+    // The 64-bit transaction id from the 32-bit one of the stream: the one nearest to the
+    // snapshot's xmax (within 2^31 either way). A transaction committed in the WAL but not yet
+    // visible may lie above xmax while an older one is still open, so neither "the current
+    // epoch" nor "the epoch before" would do.
     const char* sql =
-        "SELECT txid_visible_in_snapshot(CASE WHEN f > txid_snapshot_xmax(s) "
-        "THEN f - 4294967296 ELSE f END, s) FROM (SELECT txid_current_snapshot() AS s) q, "
-        "LATERAL (SELECT ((txid_snapshot_xmax(q.s) >> 32) << 32) | $1::bigint AS f) x";
+        "SELECT txid_visible_in_snapshot(x + ((((($1::bigint - (x & 4294967295)) % 4294967296) "
+        "+ 4294967296 + 2147483648) % 4294967296) - 2147483648), s) "
+        "FROM (SELECT txid_current_snapshot() AS s) q, "
+        "LATERAL (SELECT txid_snapshot_xmax(q.s) AS x) m";
     auto deadline = clock_type::now() + std::chrono::seconds{5};
     while (clock_type::now() < deadline && !stopping) {
       auto r = exec(session_conn, sql, {std::to_string(xid)});

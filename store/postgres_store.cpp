@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -17,7 +18,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "core/filter.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
 #include "core/version_id.hpp"
@@ -216,34 +216,53 @@ struct postgres_store::impl {
 
   /// A group whose connection broke is committed again on a new one, for up to 30 s (the
   /// database restarting, a failover): it writes final values with their sequences, so writing
-  /// it twice leaves what writing it once does. Other errors fail at once.
+  /// it twice leaves what writing it once does (a PATCH already in its row is not applied again,
+  /// see commit). A group that lost to another program's transaction (a deadlock, a lock or
+  /// statement timeout: store.conflict) is committed again the same way. Other errors fail at
+  /// once.
   core::result<void> commit_with_retry(const std::vector<group_commit_queue::pending>& group) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{30};
     auto pause = std::chrono::milliseconds{100};
     for (;;) {
       auto r = commit(group);
-      if (r || PQstatus(writer_conn) == CONNECTION_OK ||
+      bool conflict = !r && r.error().code == "store.conflict";
+      if (r || (PQstatus(writer_conn) == CONNECTION_OK && !conflict) ||
           std::chrono::steady_clock::now() + pause > deadline) {
         return r;
       }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds{2000});
-      PQreset(writer_conn);
+      if (PQstatus(writer_conn) != CONNECTION_OK) {
+        PQreset(writer_conn);
+      }
     }
   }
 
   using record_key =
       std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
 
-  /// Locks the rows the group PATCHes (FOR UPDATE: another program's write to them waits for
-  /// this transaction, and this one for theirs) and reads them into `out`, compact.
+  /// A PATCHed row as the group found it, locked.
+  struct locked_row {
+    bool as_based_on = false;  // it holds the document the PATCH was applied to
+    std::string json;          // otherwise: what it holds, compact
+  };
+
+  /// Locks the rows the group PATCHes (FOR UPDATE, in key order: another program's write to them
+  /// waits for this transaction, and this one for theirs) and tells, for each, whether it still
+  /// holds the document its first PATCH in the group was applied to (compared by the server, as
+  /// jsonb) or else what it holds.
   result_ptr lock_patched(const std::vector<group_commit_queue::pending>& group,
-                          std::map<record_key, std::string>& out) {
-    columns keys{4};
+                          std::map<record_key, locked_row>& out) {
+    columns keys{5};
+    std::set<record_key> seen;
     for (const auto& p : group) {
       for (const auto& w : p.batch.writes) {
-        if (!w.update.empty() && !p.batch.captured) {
-          keys.add({p.batch.unit.space, p.batch.unit.object, w.dataset, w.id});
+        if (p.batch.captured) {
+          break;
+        }
+        if (!w.update.empty() &&
+            seen.insert({p.batch.unit.space, p.batch.unit.object, w.dataset, w.id}).second) {
+          keys.add({p.batch.unit.space, p.batch.unit.object, w.dataset, w.id, w.based_on});
         }
       }
     }
@@ -251,11 +270,14 @@ struct postgres_store::impl {
       return result_ptr{PQmakeEmptyPGresult(writer_conn, PGRES_COMMAND_OK)};
     }
     auto r = exec(writer_conn,
-                  "SELECT r.space, r.object, r.dataset, r.id, r.doc::text FROM weir_records r "
-                  "JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) "
-                  "AS k(space, object, dataset, id) ON r.space = k.space AND "
+                  "SELECT r.space, r.object, r.dataset, r.id, r.doc = k.based_on::jsonb, "
+                  "CASE WHEN r.doc = k.based_on::jsonb THEN NULL ELSE r.doc::text END "
+                  "FROM weir_records r "
+                  "JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) "
+                  "AS k(space, object, dataset, id, based_on) ON r.space = k.space AND "
                   "r.object = k.object AND r.dataset = k.dataset AND r.id = k.id "
-                  "FOR UPDATE OF r",
+                  "ORDER BY r.space COLLATE \"C\", r.object COLLATE \"C\", "
+                  "r.dataset COLLATE \"C\", r.id COLLATE \"C\" FOR UPDATE OF r",
                   keys.finish());
     if (r.ok()) {
       for (int i = 0; i < PQntuples(r.r); ++i) {
@@ -264,46 +286,49 @@ struct postgres_store::impl {
         for (int c = 0; c < 4; ++c) {
           k[c] = PQgetvalue(r.r, i, c);
         }
-        out[{k[0], k[1], k[2], k[3]}] =
-            compact(PQgetvalue(r.r, i, 4), static_cast<std::size_t>(PQgetlength(r.r, i, 4)));
+        locked_row row;
+        row.as_based_on = PQgetvalue(r.r, i, 4)[0] == 't';
+        if (!row.as_based_on) {
+          row.json =
+              compact(PQgetvalue(r.r, i, 5), static_cast<std::size_t>(PQgetlength(r.r, i, 5)));
+        }
+        out[{k[0], k[1], k[2], k[3]}] = std::move(row);
       }
     }
     return r;
   }
   std::deque<std::array<std::string, 4>> key_text;  // the locked rows' keys, for one commit
 
-  /// Whether two records' JSON texts hold the same document (member order aside: jsonb keeps
-  /// its own).
-  static bool same_document(const std::string& a, const std::string& b) {
-    if (a == b) {
-      return true;
-    }
-    boost::system::error_code ea, eb;
-    auto va = boost::json::parse(a, ea);
-    auto vb = boost::json::parse(b, eb);
-    return !ea && !eb && core::json_equal(va, vb);
+  /// Whether the record `json` carries `version_id` in its `_ver`: the batch is in it already
+  /// (its first commit went through before the connection broke).
+  static bool stamped_with(const std::string& json, const std::string& version_id) {
+    boost::system::error_code ec;
+    auto v = boost::json::parse(json, ec);
+    const auto* o = ec ? nullptr : v.if_object();
+    const auto* ver = o ? o->if_contains("_ver") : nullptr;
+    const auto* id = ver && ver->is_object() ? ver->as_object().if_contains("id") : nullptr;
+    return id && id->is_string() && id->as_string() == version_id;
   }
 
-  /// `update` applied to the record `json`, stamped with the batch's versionId. An update that
-  /// no longer applies (another program made its path a string, say) leaves the record as it is.
+  /// `update` applied again to the record `json` (id `id`), stamped with `version_id`; the
+  /// record as it is when the update no longer applies to it (another program made its path a
+  /// string, say) or it is not a record Weir can hold.
   static std::string apply_again(const std::string& json, const std::string& update,
-                                 std::uint64_t seq) {
+                                 const std::string& id, const std::string& version_id) {
     boost::system::error_code ed, eu;
     auto doc = boost::json::parse(json, ed);
     auto body = boost::json::parse(update, eu);
     if (ed || eu || !doc.is_object()) {
       return json;
     }
+    doc.as_object().erase("id");  // the row's key is the record's id
+    auto rec = core::normalize_record(std::move(doc), id);
     auto spec = core::parse_update(body);
-    if (!spec) {
+    if (!rec || !spec || !core::apply_update(spec.value(), rec.value())) {
       return json;
     }
-    auto changed = doc.as_object();
-    if (!core::apply_update(spec.value(), changed)) {
-      return json;
-    }
-    core::stamp_version(changed, core::encode_version_id(seq));
-    return boost::json::serialize(changed);
+    core::stamp_version(rec.value(), version_id);
+    return boost::json::serialize(rec.value());
   }
 
   /// The group in one transaction. Within it, later batches win (they were applied later by
@@ -316,10 +341,15 @@ struct postgres_store::impl {
       std::optional<bool> deleted;
     };
     auto fail = [&](const result_ptr& r) {
+      // Lost to another program's transaction: a deadlock, a serialization failure, a lock or
+      // statement timeout. Worth committing again (commit_with_retry).
+      const char* state = r.r ? PQresultErrorField(r.r, PG_DIAG_SQLSTATE) : nullptr;
+      std::string_view code = state ? state : "";
+      bool conflict = code == "40P01" || code == "40001" || code == "55P03" || code == "57014";
       if (PQstatus(writer_conn) == CONNECTION_OK) {
         exec(writer_conn, "ROLLBACK");
       }
-      return core::make_error("store.write_failed",
+      return core::make_error(conflict ? "store.conflict" : "store.write_failed",
                               "PostgreSQL did not commit the write: " + trim(r.error()));
     };
     // The marker tells change capture that this transaction is Weir's own: its owners applied
@@ -331,7 +361,7 @@ struct postgres_store::impl {
       return fail(r);
     }
     key_text.clear();
-    std::map<record_key, std::string> stored;  // PATCHed rows as they are now (locked)
+    std::map<record_key, locked_row> stored;  // PATCHed rows as they are now (locked)
     if (auto r = lock_patched(group, stored); !r.ok()) {
       return fail(r);
     }
@@ -350,16 +380,25 @@ struct postgres_store::impl {
         record_key key{b.unit.space, b.unit.object, w.dataset, w.id};
         const std::string* json = &w.json;
         if (!w.update.empty()) {
-          // What the row holds now: an earlier write of this group, else the locked row.
+          // What the row holds now: an earlier write of this group, else the locked row (or
+          // nothing: another program deleted it).
           auto earlier = records.find(key);
           auto locked = stored.find(key);
-          const std::string* now = earlier != records.end() ? earlier->second.first
-                                   : locked != stored.end() ? &locked->second
-                                                            : nullptr;
-          if (!now || !same_document(*now, w.based_on)) {
-            reapplied.push_back(now && !now->empty()
-                                    ? apply_again(*now, w.update, b.seq)
-                                    : std::string{});  // deleted meanwhile: nothing to update
+          bool as_based_on = false;
+          const std::string* now = nullptr;
+          if (earlier != records.end()) {
+            now = earlier->second.first;
+            as_based_on = *now == w.based_on;
+          } else if (locked != stored.end()) {
+            as_based_on = locked->second.as_based_on;
+            now = as_based_on ? &w.based_on : &locked->second.json;
+          }
+          if (!as_based_on) {
+            auto version_id = core::encode_version_id(b.seq);
+            reapplied.push_back(!now || now->empty() ? std::string{}
+                                : stamped_with(*now, version_id)
+                                    ? *now
+                                    : apply_again(*now, w.update, w.id, version_id));
             json = &reapplied.back();
             if (b.corrected) {
               b.corrected->push_back({w.dataset, w.id, *json, {}, {}});
