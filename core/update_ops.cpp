@@ -47,6 +47,14 @@ result<void> check_writable(const update_op& op, const object& doc) {
       cur = obj->if_contains(segs[i]);
     } else if (const auto* arr = cur->if_array();
                arr != nullptr && idx[i] != json_path::not_an_index) {
+      if (idx[i] > arr->size() + max_array_padding) {
+        // Padding is bounded: a small body must not make the record (and the node) huge.
+        return with_path("update.index_out_of_range",
+                         std::string(op_name(op.kind)) + " of \"" + op.path.text() +
+                             "\" would pad the array with more than " +
+                             std::to_string(max_array_padding) + " nulls",
+                         "path", op.path.text());
+      }
       cur = idx[i] < arr->size() ? &(*arr)[idx[i]] : nullptr;
     } else {
       return with_path("update.type_mismatch",

@@ -49,9 +49,14 @@ result<update_spec> parse_update(const boost::json::value& body);
 /// to null, as Mongo does). Integer $inc stays integral: int64 + int64 is int64 unless it
 /// overflows (then double); with a uint64 operand the exact sum is int64 if it fits, else uint64
 /// if it fits, else double; any double operand gives a double.
-/// Errors (400 `update.type_mismatch`, details {"path"}): $inc of a non-number, or a $set/$inc
-/// path that has to go through a scalar (or through an array with a non-index segment).
+/// Errors (400, details {"path"}): `update.type_mismatch` for $inc of a non-number, or a
+/// $set/$inc path that has to go through a scalar (or through an array with a non-index
+/// segment); `update.index_out_of_range` for an index more than max_array_padding past an
+/// array's end (found by fuzzing: `{"$set":{"a.999999999":1}}` padded a billion nulls).
 /// Atomic: on error `doc` is unchanged.
 result<void> apply_update(const update_spec& spec, boost::json::object& doc);
+
+/// How far past an array's end a $set/$inc index may reach (the gap is padded with null).
+inline constexpr std::size_t max_array_padding = 1024;
 
 }  // namespace weir::core

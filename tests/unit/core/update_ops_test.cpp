@@ -129,6 +129,29 @@ TEST(ApplyUpdate, Table) {
   }
 }
 
+// Found by fuzzing (fuzz/regressions/write_body): an index far past an array's end padded it
+// with that many nulls, so a few bytes of PATCH could allocate gigabytes. Padding is bounded.
+TEST(ApplyUpdate, PaddingAnArrayIsBounded) {
+  auto doc = parse(R"({"id":"r","l":[1,2]})").as_object();
+  const auto before = boost::json::serialize(doc);
+  for (const char* update : {R"({"$set":{"l.999999999":1}})", R"({"$inc":{"l.1027":1}})",
+                             R"({"$set":{"l.99999999999.k":1}})"}) {
+    auto spec = parse_update(parse(update));
+    ASSERT_TRUE(spec) << update;
+    auto r = apply_update(*spec, doc);
+    ASSERT_FALSE(r) << update;
+    EXPECT_EQ(r.error().code, "update.index_out_of_range") << update;
+    EXPECT_EQ(boost::json::serialize(doc), before) << "changed by a refused update: " << update;
+  }
+  // Up to the bound it pads: 2 elements, then 1024 nulls, then the value at index 1026.
+  auto spec = parse_update(parse(R"({"$set":{"l.1026":7}})"));
+  ASSERT_TRUE(spec);
+  ASSERT_TRUE(apply_update(*spec, doc));
+  ASSERT_EQ(doc.at("l").as_array().size(), 1027u);
+  EXPECT_EQ(doc.at("l").as_array()[1026], 7);
+  EXPECT_TRUE(doc.at("l").as_array()[1025].is_null());
+}
+
 TEST(ApplyUpdate, IncKeepsIntegerKinds) {
   auto doc = parse(R"({"id":"r","n":1})").as_object();
   ASSERT_TRUE(apply_update(parse_update(parse(R"({"$inc":{"n":2}})")).value(), doc));
