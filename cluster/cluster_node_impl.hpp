@@ -159,6 +159,19 @@ struct cluster_node::impl {
     return state_of(p, clock_type::now()) == "down";
   }
 
+  /// The other members not known to be down (none once stop() began): whom a gather asks.
+  std::vector<peer_state*> peers_not_down() {
+    std::vector<peer_state*> out;
+    if (!halted) {
+      for (auto& [id, p] : peers) {
+        if (!peer_down(*p)) {
+          out.push_back(p.get());
+        }
+      }
+    }
+    return out;
+  }
+
   // membership.cpp
   void heartbeat_loop();
   void send_status(peer_state& p);

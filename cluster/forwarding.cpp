@@ -19,14 +19,7 @@ void cluster_node::space_exists(const std::string& space, std::function<void(boo
   };
   auto g = std::make_shared<gather>();
   g->done = std::move(done);
-  std::vector<peer_state*> asked;
-  if (!impl_->halted) {
-    for (auto& [id, p] : impl_->peers) {
-      if (!impl_->peer_down(*p)) {
-        asked.push_back(p.get());
-      }
-    }
-  }
+  auto asked = impl_->peers_not_down();
   if (asked.empty()) {
     g->done(false);
     return;
@@ -188,14 +181,7 @@ void cluster_node::remote_connections(
   };
   auto g = std::make_shared<gather>();
   g->done = std::move(done);
-  std::vector<peer_state*> asked;
-  if (!impl_->halted) {
-    for (auto& [id, p] : impl_->peers) {
-      if (!impl_->peer_down(*p)) {
-        asked.push_back(p.get());
-      }
-    }
-  }
+  auto asked = impl_->peers_not_down();
   if (asked.empty()) {
     g->done({});
     return;

@@ -150,7 +150,7 @@ class durable_store {
   /// the writer thread.
   virtual core::result<void> submit(write_batch batch, commit_callback done) = 0;
 
-  /// Batches queued or being written right now.
+  /// Batches (and ordered reads) queued or being written right now.
   virtual std::size_t queued() const = 0;
 
   /// Commits what is queued, then stops the writer thread (later submits are refused; reads

@@ -75,7 +75,7 @@ class group_commit_queue {
     return {};
   }
 
-  /// Batches queued or being written right now.
+  /// Batches (and ordered reads) queued or being written right now.
   std::size_t queued() const {
     std::lock_guard lock{mu_};
     return queue_.size() + in_flight_;
