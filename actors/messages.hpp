@@ -125,6 +125,32 @@ struct reset_msg {
 /// streams close with `server_shutdown` at once (Decision 5); hub subscriptions wait for it.
 struct owner_lost_msg {};
 
+/// Runtime → a unit's registry entry (a shard or a remote shard) that stopped being the right
+/// one: the unit's owner changed (elastic membership). It hands each query actor it runs to
+/// `successor` (adopt_msg, then handover_done_msg), passes on what reaches it later, and stops
+/// once its own writes are answered.
+struct hand_over_msg {
+  caf::actor successor;
+};
+
+/// Predecessor → successor: run `actor`, the query actor of `query`, from now on. `forwarded`
+/// counts the subscribes the predecessor handed it (the idle handshake continues from there).
+struct adopt_msg {
+  std::shared_ptr<const core::bound_query> query;
+  caf::actor actor;
+  std::uint64_t forwarded = 0;
+};
+
+/// Predecessor → successor: every query actor was handed over; serve.
+struct handover_done_msg {};
+
+/// Predecessor → query actor: `shard` runs you now. Windowed streams close with
+/// `server_shutdown` (their client subscribes again, Decision 5); the successor sends a fresh
+/// snapshot (reset_msg) that every hub and direct subscriber gets as a baseline.
+struct reparent_msg {
+  caf::actor shard;
+};
+
 /// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
 /// the query); end every subscription with an Error and stop. `code` is the owner's error code
 /// when it refused (an `object.deleted` ends windowed streams with `closed{object_deleted}`).
@@ -204,3 +230,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sub_failed_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::control_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::expiry_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::hand_over_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::adopt_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::handover_done_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reparent_msg)

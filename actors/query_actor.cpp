@@ -414,6 +414,19 @@ void close_windowed(query_ptr self, std::string_view reason) {
   went_idle(self);
 }
 
+/// `shard` runs this query now (its unit's owner changed). Windowed streams cannot carry on
+/// across the move: they close with `server_shutdown` and their clients subscribe again.
+void reparent(query_ptr self, const caf::actor& shard) {
+  auto& st = self->state;
+  if (!shard || shard == st.shard) {
+    return;
+  }
+  self->demonitor(st.shard);
+  st.shard = shard;
+  self->monitor(shard);
+  close_windowed(self, "server_shutdown");
+}
+
 /// The query ends under its raw consumers (a watch of another member, a space view's merge):
 /// each learns it, so none keeps serving rows that no longer change.
 void refuse_replicas(query_ptr self, const std::string& why) {
@@ -727,11 +740,16 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         }
       },
       [self](reset_msg& m) {
-        // A replica starting over (gateway side): a fresh full baseline for every hub
-        // subscriber, as after a reconnect (arc-hub: the subscription stays, its state is
-        // replaced). A windowed stream has no way to start over: it missed changes, so it ends
-        // and its client subscribes again.
+        // A replica starting over (gateway side), or a unit's new owner taking this query over:
+        // a fresh full baseline for every hub subscriber, as after a reconnect (arc-hub: the
+        // subscription stays, its state is replaced). A windowed stream has no way to start
+        // over: it missed changes, so it ends and its client subscribes again.
         auto& st = self->state;
+        auto from = caf::actor_cast<caf::actor>(self->current_sender());
+        if (from && from != st.shard) {
+          // The successor's snapshot overtook the predecessor's reparent_msg.
+          reparent(self, from);
+        }
         close_windowed(self, "overflow");
         st.load(std::move(m.snapshot));
         auto now_ms = unix_now_ms();
@@ -740,7 +758,12 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
             deliver(s, st.snapshot_body(slot_of(s)), now_ms, true);
           }
         }
+        for (auto& r : st.replicas) {
+          r.replica->snapshot(st.current());
+        }
+        went_idle(self);
       },
+      [self](reparent_msg& m) { reparent(self, m.shard); },
       [self](owner_lost_msg) { close_windowed(self, "server_shutdown"); },
       [self](const fail_msg& m) {
         // The owner stayed away (gateway side): each subscription ends with an Error from its

@@ -21,16 +21,24 @@
 namespace weir::actors {
 namespace {
 
-/// The owner stayed away from watch `watch_id` since its loss number `epoch`.
+/// The owner stayed away from watch `watch_id` (or, when 0, from query `key`) since its loss
+/// number `epoch`.
 struct owner_timeout_msg {
   std::uint64_t watch_id = 0;
   std::uint64_t epoch = 0;
+  std::string key;
+};
+
+/// Open the watch of query `key` again (its owner refused it as not yet its own).
+struct rewatch_msg {
+  std::string key;
 };
 
 }  // namespace
 }  // namespace weir::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_timeout_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::rewatch_msg)
 
 namespace weir::actors {
 namespace {
@@ -74,9 +82,11 @@ void close_query(remote_ptr self, const std::string& key) {
     return;
   }
   auto& e = it->second;
-  st.rt->link->cancel_watch(st.owner, e.watch_id);
-  st.rt->upstreams.fetch_sub(1);
-  st.by_watch.erase(e.watch_id);
+  if (e.watch_id != 0) {  // 0: between a refusal and the next try
+    st.rt->link->cancel_watch(st.owner, e.watch_id);
+    st.rt->upstreams.fetch_sub(1);
+    st.by_watch.erase(e.watch_id);
+  }
   if (e.actor) {
     self->send(e.actor, stop_atom::value);
   }
@@ -171,10 +181,28 @@ void on_watch(remote_ptr self, watch_msg& m) {
       auto epoch = ++e.losses;
       auto wait = st.rt->opts.owner_unavailable_error_ms;
       self->delayed_send(self, std::chrono::milliseconds{wait},
-                         owner_timeout_msg{ev.watch_id, epoch});
+                         owner_timeout_msg{ev.watch_id, epoch, {}});
       break;
     }
     case watch_event::kind::failed:
+      if (ev.error_code == "cluster.not_owner") {
+        // The owner has not yet seen the membership change this node acts on (elastic
+        // membership): ask again shortly, rather than fail subscribers over a moment's lag.
+        // Should it never agree, the owner-unavailable timer ends the subscriptions.
+        st.by_watch.erase(ev.watch_id);
+        st.rt->link->cancel_watch(st.owner, ev.watch_id);
+        st.rt->upstreams.fetch_sub(1);
+        e.watch_id = 0;
+        if (e.up || e.losses == 0) {
+          e.up = false;
+          auto epoch = ++e.losses;
+          self->delayed_send(self,
+                             std::chrono::milliseconds{st.rt->opts.owner_unavailable_error_ms},
+                             owner_timeout_msg{0, epoch, key});
+        }
+        self->delayed_send(self, std::chrono::milliseconds{200}, rewatch_msg{key});
+        break;
+      }
       fail_query(self, key, ev.error, ev.error_code);
       break;
   }
@@ -189,8 +217,52 @@ void on_idle_check(remote_ptr self) {
   st.idle.check(self, *st.rt, st.unit, [&st] { return st.queries.empty(); });
 }
 
+/// The unit's owner changed: each query actor goes to `successor` (and each subscribe still
+/// waiting for its watch), every watch on the old owner ends, and this actor stops.
+void hand_over(remote_ptr self, const caf::actor& successor) {
+  auto& st = self->state;
+  for (auto& [key, e] : st.queries) {
+    if (e.actor) {
+      self->send(e.actor, reparent_msg{successor});
+      self->send(successor, adopt_msg{e.q, e.actor, e.forwarded});
+    }
+  }
+  for (auto& [key, e] : st.queries) {
+    for (auto& w : e.waiting) {
+      self->send(successor, std::move(w));
+    }
+    if (e.watch_id != 0) {
+      st.rt->link->cancel_watch(st.owner, e.watch_id);
+      st.rt->upstreams.fetch_sub(1);
+    }
+  }
+  self->send(successor, handover_done_msg{});
+  st.queries.clear();
+  st.by_watch.clear();
+  self->quit();
+}
+
+/// Takes a query actor over from the unit's previous entry: a watch on the owner, whose first
+/// snapshot resets it (a fresh baseline for every subscriber).
+void adopt(remote_ptr self, adopt_msg& m) {
+  auto& st = self->state;
+  auto key = m.query->key;
+  if (st.queries.count(key)) {
+    self->send(m.actor, stop_atom::value);
+    return;
+  }
+  auto& e = st.queries[key];
+  e.q = m.query;
+  e.actor = m.actor;
+  e.forwarded = m.forwarded;
+  self->send(m.actor, reparent_msg{caf::actor_cast<caf::actor>(self)});
+  open_watch(self, key, e);
+}
+
+caf::behavior remote_serving(remote_ptr self);
+
 caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_key unit,
-                              std::string owner) {
+                              std::string owner, caf::actor predecessor) {
   auto& st = self->state;
   st.rt = rt;
   st.unit = unit;
@@ -203,8 +275,10 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
     for (auto& [key, e] : st.queries) {
-      st.rt->link->cancel_watch(st.owner, e.watch_id);
-      st.rt->upstreams.fetch_sub(1);
+      if (e.watch_id != 0) {
+        st.rt->link->cancel_watch(st.owner, e.watch_id);
+        st.rt->upstreams.fetch_sub(1);
+      }
       if (e.actor) {
         self->send(e.actor, stop_atom::value);
       }
@@ -214,7 +288,31 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
     self->quit(msg.reason);
   });
   touch(self);
+  if (!predecessor) {
+    return remote_serving(self);
+  }
+  // A successor: everything but the predecessor's hand-over waits in the mailbox until it is
+  // complete (or the predecessor ended without completing it).
+  self->monitor(predecessor);
+  self->set_down_handler([self, addr = predecessor.address()](caf::down_msg& dm) {
+    if (dm.source == addr) {
+      self->send(self, handover_done_msg{});
+    }
+  });
+  self->set_default_handler(caf::skip);
   return {
+      [self](adopt_msg& m) { adopt(self, m); },
+      [self](handover_done_msg) {
+        self->set_default_handler(caf::print_and_drop);
+        self->become(remote_serving(self));
+      },
+  };
+}
+
+caf::behavior remote_serving(remote_ptr self) {
+  return {
+      [](handover_done_msg) {},
+      [self](hand_over_msg& m) { hand_over(self, m.successor); },
       [self](write_msg& m) {
         // Writes go to the owner straight from runtime::submit; one that reaches this actor
         // anyway (a race with a spawn) is forwarded all the same.
@@ -274,13 +372,28 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
       [self](watch_msg& m) { on_watch(self, m); },
       [self](const owner_timeout_msg& m) {
         auto& st = self->state;
-        auto k = st.by_watch.find(m.watch_id);
-        if (k == st.by_watch.end()) {
+        std::string key = m.key;
+        if (m.watch_id != 0) {
+          auto k = st.by_watch.find(m.watch_id);
+          if (k == st.by_watch.end()) {
+            return;
+          }
+          key = k->second;
+        }
+        auto it = st.queries.find(key);
+        if (it == st.queries.end()) {
           return;
         }
-        auto& e = st.queries.at(k->second);
+        auto& e = it->second;
         if (!e.up && e.losses == m.epoch) {
-          fail_query(self, k->second, "owner node '" + st.owner + "' is unreachable");
+          fail_query(self, key, "owner node '" + st.owner + "' is unreachable");
+        }
+      },
+      [self](const rewatch_msg& m) {
+        auto& st = self->state;
+        auto it = st.queries.find(m.key);
+        if (it != st.queries.end() && it->second.watch_id == 0) {
+          open_watch(self, m.key, it->second);
         }
       },
       [self](idle_atom) { on_idle_check(self); },
@@ -289,8 +402,10 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
 
 }  // namespace
 
-caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner) {
-  return rt.sys->spawn(remote_behavior, &rt, std::move(unit), std::move(owner));
+caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
+                              caf::actor predecessor) {
+  return rt.sys->spawn(remote_behavior, &rt, std::move(unit), std::move(owner),
+                       std::move(predecessor));
 }
 
 }  // namespace weir::actors

@@ -10,6 +10,7 @@
 #include <caf/send.hpp>
 
 #include "actors/messages.hpp"
+#include "core/rendezvous.hpp"
 
 namespace weir::actors {
 
@@ -77,16 +78,17 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
   auto key = unit_registry_key(unit);
   auto it = shards.find(key);
   if (it != shards.end()) {
-    return it->second;
+    return it->second.actor;
   }
   // Any thread may be the first to use a unit (HTTP, gRPC, an actor).
+  auto owner = link ? link->remote_owner(unit) : std::nullopt;
   caf::actor a = spawn_anywhere([&] {
-    if (auto owner = link ? link->remote_owner(unit) : std::nullopt) {
-      return spawn_remote_shard(*this, unit, std::move(*owner));
+    if (owner) {
+      return spawn_remote_shard(*this, unit, *owner);
     }
     return spawn_shard(*this, unit);
   });
-  shards.emplace(std::move(key), a);
+  shards.emplace(std::move(key), shard_entry{a, owner.value_or("")});
   return a;
 }
 
@@ -155,13 +157,13 @@ void runtime::impl::unit_has_dataset(const std::string& space, const std::string
 
 caf::actor runtime::impl::find_locked(const store::unit_key& unit) {
   auto it = shards.find(unit_registry_key(unit));
-  return it == shards.end() ? caf::actor{} : it->second;
+  return it == shards.end() ? caf::actor{} : it->second.actor;
 }
 
 void runtime::impl::forget_shard(const store::unit_key& unit, const caf::actor_addr& addr) {
   std::lock_guard lock{shards_mu};
   auto it = shards.find(unit_registry_key(unit));
-  if (it != shards.end() && it->second.address() == addr) {
+  if (it != shards.end() && it->second.actor.address() == addr) {
     shards.erase(it);
   }
 }
@@ -181,7 +183,7 @@ bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& 
                                  const std::function<bool()>& may_retire) {
   std::lock_guard lock{shards_mu};
   auto it = shards.find(unit_registry_key(unit));
-  if (it == shards.end() || it->second != self || !may_retire()) {
+  if (it == shards.end() || it->second.actor != self || !may_retire()) {
     return false;
   }
   shards.erase(it);
@@ -290,18 +292,39 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
     return;
   }
   if (cmd.kind == write_kind::refresh_records) {
-    // A unit not in memory has nothing to refresh: its next load reads the rows as they are.
-    write_msg m{std::move(cmd), std::move(done)};
-    if (!send_to_live_shard(unit, std::move(m))) {
-      m.done(write_outcome{});
-    }
+    refresh_local(unit, std::move(cmd), std::move(done));
     return;
   }
   send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
 }
 
-void runtime::take_captured(std::vector<store::captured_row> rows,
-                            std::function<void(bool taken)> applied) {
+void runtime::refresh_held(write_command cmd, write_callback done) {
+  store::unit_key unit{cmd.space, cmd.object};
+  impl_->refresh_local(unit, std::move(cmd), std::move(done));
+}
+
+void runtime::impl::refresh_local(const store::unit_key& unit, write_command cmd,
+                                  write_callback done) {
+  // Only a shard that holds the unit here. A remote shard's owner is the one change capture
+  // asked (by the owners in force at the transaction's commit), or took the unit over later
+  // and loaded it after that commit.
+  write_msg m{std::move(cmd), std::move(done)};
+  {
+    std::lock_guard lock{shards_mu};
+    auto it = shards.find(unit_registry_key(unit));
+    if (it != shards.end() && it->second.owner.empty()) {
+      caf::anon_send(it->second.actor, std::move(m));
+      return;
+    }
+  }
+  m.done(write_outcome{});
+}
+
+void runtime::take_captured(store::captured_txn txn, std::function<void(bool taken)> applied) {
+  auto& rows = txn.rows;
+  // With elastic membership the transaction goes by the owners in force at its commit: a unit's
+  // rows that its owner wrote need nothing; any other member's (one whose view of the owners
+  // lagged) or another program's are re-read by the owner.
   // One refresh per (unit, dataset), its ids in the order they came, at most this many per
   // command: a large transaction's refresh must fit one forwarded message (http.maxBodyBytes).
   constexpr std::size_t ids_per_refresh = 1000;
@@ -309,6 +332,12 @@ void runtime::take_captured(std::vector<store::captured_row> rows,
       groups;
   std::size_t commands = 0;
   for (auto& r : rows) {
+    if (txn.owners && !txn.owners->empty() && !txn.writer.empty()) {
+      const auto& ids = *txn.owners;
+      if (ids[core::rendezvous_owner(ids, core::unit_name(r.space, r.object))] == txn.writer) {
+        continue;
+      }
+    }
     auto& parts = groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}];
     if (parts.empty() || parts.back().size() == ids_per_refresh) {
       parts.emplace_back();
@@ -337,7 +366,7 @@ void runtime::take_captured(std::vector<store::captured_row> rows,
       cmd.dataset = std::get<2>(key);
       cmd.body = std::move(ids);
       auto space = cmd.space;
-      submit(std::move(cmd), [t, space](core::result<write_outcome> r) {
+      auto answered = [t, space](core::result<write_outcome> r) {
         if (!r) {
           // Not taken (the owner unreachable, overloaded, stopping, a failed read): the reader
           // reads the transaction again, rather than leave the owner's records stale.
@@ -350,13 +379,29 @@ void runtime::take_captured(std::vector<store::captured_row> rows,
         if (t->left.fetch_sub(1) == 1) {
           t->applied(t->taken.load());
         }
-      });
+      };
+      if (!txn.owners || txn.owners->empty() || !impl_->link) {
+        submit(std::move(cmd), std::move(answered));
+        continue;
+      }
+      const auto& owners = *txn.owners;
+      const auto& owner =
+          owners[core::rendezvous_owner(owners, core::unit_name(cmd.space, cmd.object))];
+      if (owner == impl_->link->self_id()) {
+        refresh_held(std::move(cmd), std::move(answered));
+      } else {
+        impl_->link->forward_write(owner, std::move(cmd), std::move(answered));
+      }
     }
   }
 }
 
 void runtime::set_cluster(cluster_link* link) {
   impl_->link = link;
+  impl_->update_principal_shares();
+}
+
+void runtime::impl::update_principal_shares() {
   if (link) {
     // A signed-in caller's budget is the cluster's, not each member's: every member grants it
     // its share, so a caller spreading its connections and subscriptions over the members gets
@@ -372,8 +417,53 @@ void runtime::set_cluster(cluster_link* link) {
     auto share = [n, rank](std::size_t limit) {
       return std::max<std::size_t>(1, limit / n + (rank < limit % n ? 1 : 0));
     };
-    impl_->connections.set_principal_share(share(impl_->opts.hub.max_hub_connections_per_caller));
-    impl_->subscriptions.set_principal_share(share(impl_->opts.hub.max_subscriptions_per_caller));
+    connections.set_principal_share(share(opts.hub.max_hub_connections_per_caller));
+    subscriptions.set_principal_share(share(opts.hub.max_subscriptions_per_caller));
+  }
+}
+
+void runtime::ownership_changed() {
+  auto& rt = *impl_;
+  if (!rt.link) {
+    return;
+  }
+  rt.update_principal_shares();
+  std::vector<caf::actor> views;
+  std::size_t moved = 0;
+  {
+    std::lock_guard lock{rt.shards_mu};
+    if (rt.stopping) {
+      return;
+    }
+    for (auto& [key, e] : rt.shards) {
+      auto nul = key.find('\0');
+      store::unit_key unit{key.substr(0, nul), key.substr(nul + 1)};
+      auto owner = rt.link->remote_owner(unit).value_or("");
+      if (owner == e.owner) {
+        continue;
+      }
+      // The new entry waits for the old one's queries; whatever is sent to the unit from now
+      // on reaches the new one, and what reached the old one it passes on.
+      auto old = e.actor;
+      e.actor = spawn_anywhere([&] {
+        return owner.empty() ? spawn_shard(rt, unit, old)
+                             : spawn_remote_shard(rt, unit, owner, old);
+      });
+      e.owner = owner;
+      caf::anon_send(old, hand_over_msg{e.actor});
+      ++moved;
+    }
+    for (auto& [k, v] : rt.space_views) {
+      views.push_back(v);
+    }
+  }
+  // A space-wide window merges every member's units: its streams close with server_shutdown
+  // and their clients subscribe again over the new members (Decision 5).
+  for (auto& v : views) {
+    notify_membership_changed(v);
+  }
+  if (moved > 0) {
+    std::fprintf(stderr, "weir: the cluster's owners changed: %zu units held here moved\n", moved);
   }
 }
 
@@ -528,8 +618,8 @@ void runtime::shutdown() {
       return;
     }
     impl_->stopping = true;  // from here no send spawns a shard
-    for (auto& [k, a] : impl_->shards) {
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    for (auto& [k, e] : impl_->shards) {
+      caf::anon_send_exit(e.actor, caf::exit_reason::user_shutdown);
     }
     impl_->shards.clear();
     for (auto& [k, a] : impl_->space_views) {

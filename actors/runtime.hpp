@@ -22,7 +22,7 @@ struct bound_query;
 }  // namespace weir::core
 namespace weir::store {
 class durable_store;
-struct captured_row;
+struct captured_txn;
 struct capture_status;
 }  // namespace weir::store
 
@@ -107,8 +107,17 @@ class runtime {
   /// it holds the unit, reads them again and publishes what differs as a write. `applied` runs
   /// once every owner answered, with false when one could not take them (unreachable,
   /// overloaded, stopping), so that the transaction is read again.
-  void take_captured(std::vector<store::captured_row> rows,
-                     std::function<void(bool taken)> applied);
+  void take_captured(store::captured_txn txn, std::function<void(bool taken)> applied);
+
+  /// A change capture re-read sent to this node (refresh_records): taken by the unit's shard
+  /// when this node holds the unit in memory as its owner, else answered at once (there is
+  /// nothing to refresh). Never forwarded: the sender chose this node as the owner.
+  void refresh_held(write_command cmd, write_callback done);
+
+  /// The cluster's owners changed (elastic membership): every unit held here whose owner
+  /// changed is handed from its old entry to a new one (its queries' subscribers get a fresh
+  /// baseline, windowed streams close with `server_shutdown`), and space-wide views end.
+  void ownership_changed();
 
   /// Whether this node's store holds anything of `space`.
   bool has_local_space(const std::string& space) const;

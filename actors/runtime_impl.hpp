@@ -45,6 +45,8 @@ std::string space_view_key(const std::shared_ptr<const core::windowed_request>& 
                            bool member_part);
 /// Tells a space view that `object` got records of its dataset (space_view.cpp).
 void notify_unit_appeared(const caf::actor& view, std::string object);
+/// Tells a space view that the cluster's owners changed: it ends (space_view.cpp).
+void notify_membership_changed(const caf::actor& view);
 
 struct runtime::impl {
   impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);
@@ -125,6 +127,13 @@ struct runtime::impl {
   /// Sends `cmd` to its unit's shard, or to the unit's owner when another node owns it.
   void submit_unit(store::unit_key unit, write_command cmd, write_callback done);
 
+  /// Hands change capture's re-read of some rows to the unit's shard on this node when it holds
+  /// the unit in memory (else there is nothing to refresh: its next load reads the rows).
+  void refresh_local(const store::unit_key& unit, write_command cmd, write_callback done);
+
+  /// Each member's share of a signed-in caller's budgets (recomputed when members change).
+  void update_principal_shares();
+
   runtime_options opts;
   cluster_link* link = nullptr;  ///< null: a single node
   store::durable_store& store;
@@ -143,7 +152,13 @@ struct runtime::impl {
   std::atomic<std::int64_t> held_row_bytes{0};
 
   std::mutex shards_mu;
-  std::unordered_map<std::string, caf::actor> shards;       // key: space '\0' object
+  /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
+  /// owns it.
+  struct shard_entry {
+    caf::actor actor;
+    std::string owner;
+  };
+  std::unordered_map<std::string, shard_entry> shards;      // key: space '\0' object
   std::unordered_map<std::string, caf::actor> space_views;  // key: space '\0' query key
   bool stopping = false;                                    // under shards_mu
   std::atomic<bool> stopped{false};                         // the actor system is gone
@@ -172,8 +187,9 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system> sys;  // last: destroyed first, after shutdown()
 };
 
-/// Spawns the shard actor of `unit` (shard_actor.cpp).
-caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit);
+/// Spawns the shard actor of `unit` (shard_actor.cpp). With a `predecessor` (the unit's
+/// previous registry entry, told to hand over) it serves once that one handed its queries over.
+caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit, caf::actor predecessor = {});
 
 /// Spawns the space view serving `req` (space_view.cpp).
 caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windowed_request> req,
@@ -181,7 +197,8 @@ caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windo
 
 /// Spawns the gateway-side actor of `unit`, which another member (`owner`) owns
 /// (remote_shard.cpp).
-caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner);
+caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
+                              caf::actor predecessor = {});
 
 /// Spawns the actor that encodes `query` for its subscribers, starting from `snapshot` (its
 /// window or matches as the owner computed them).

@@ -101,6 +101,11 @@ struct shard_state {
   /// from what was published instead.
   std::uint64_t rebase_through = 0;
   std::unordered_map<std::string, view_entry> views;  // by query key
+  /// Set once the unit's owner changed (hand_over_msg): what reaches this shard goes there,
+  /// and the shard stops once its own writes are answered.
+  caf::actor successor;
+  /// Spawned to take a unit over from `predecessor`: serving waits for its handover_done_msg.
+  caf::actor predecessor;
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
   std::unordered_map<std::string, std::vector<view_entry*>> routes;
@@ -891,25 +896,14 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
   return it->second;
 }
 
-void handle_subscribe(shard_ptr self, subscribe_msg& m) {
-  auto& st = self->state;
-  const auto& q = *m.query;
-  if (q.windowed && q.windowed->scope == core::windowed_scope::object && st.deleted) {
-    auto e = core::make_error("object.deleted",
-                              "object '" + q.object + "' was deleted; write to it to use it again",
-                              {{"objectId", q.object}});
-    if (auto w = m.sub.windowed.lock()) {
-      w->refused(std::move(e));
-    } else if (m.sub.replica) {
-      m.sub.replica->refused(e);
-    }
-    return;
-  }
-  auto it = st.views.find(q.key);
-  if (it == st.views.end()) {
-    it = st.views.emplace(q.key, view_entry{}).first;
+/// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
+std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
+    shard_state& st, const std::shared_ptr<const core::bound_query>& query) {
+  const auto& q = *query;
+  auto it = st.views.emplace(q.key, view_entry{}).first;
+  {
     auto& v = it->second;
-    v.q = m.query;
+    v.q = query;
     auto& ds = st.data[q.dataset];
     // The query starts from the published state as of the last commit; every later commit
     // reaches it as an update, in order, so nothing is missed or seen twice.
@@ -946,7 +940,30 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
       v.route = q.single_id ? overlay_key(q.dataset, *q.single_id) : q.dataset;
       st.routes[v.route].push_back(&v);
     }
-    v.actor = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));
+    return {it, std::move(snap)};
+  }
+}
+
+void handle_subscribe(shard_ptr self, subscribe_msg& m) {
+  auto& st = self->state;
+  const auto& q = *m.query;
+  if (q.windowed && q.windowed->scope == core::windowed_scope::object && st.deleted) {
+    auto e = core::make_error("object.deleted",
+                              "object '" + q.object + "' was deleted; write to it to use it again",
+                              {{"objectId", q.object}});
+    if (auto w = m.sub.windowed.lock()) {
+      w->refused(std::move(e));
+    } else if (m.sub.replica) {
+      m.sub.replica->refused(e);
+    }
+    return;
+  }
+  auto it = st.views.find(q.key);
+  if (it == st.views.end()) {
+    auto [entry, snap] = open_view(st, m.query);
+    it = entry;
+    it->second.actor =
+        spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));
   }
   ++it->second.forwarded;
   self->send(it->second.actor, std::move(m));
@@ -1001,6 +1018,87 @@ void on_idle_check(shard_ptr self) {
                 [&st] { return st.views.empty() && st.pending.empty() && st.refreshing == 0; });
 }
 
+/// Stops once the writes this shard sent to the store are answered (after a hand-over).
+void finish_if_done(shard_ptr self) {
+  auto& st = self->state;
+  if (st.successor && st.pending.empty() && st.refreshing == 0) {
+    self->quit();
+  }
+}
+
+/// The unit's owner changed: every query actor goes to `successor` with what it counted, and the
+/// views go from here (without stopping their actors).
+void hand_over(shard_ptr self, caf::actor successor) {
+  auto& st = self->state;
+  st.successor = successor;
+  for (auto& [key, v] : st.views) {
+    self->send(v.actor, reparent_msg{successor});
+    self->send(successor, adopt_msg{v.q, v.actor, v.forwarded});
+  }
+  self->send(successor, handover_done_msg{});
+  st.routes.clear();
+  for (auto& [name, ds] : st.data) {
+    for (auto& [k, ie] : ds.indexes) {
+      ie.views.clear();
+    }
+  }
+  st.views.clear();
+}
+
+/// Takes over a query actor from the unit's previous entry: a view over this shard's records,
+/// and a fresh snapshot that every subscriber gets as a baseline.
+void adopt(shard_ptr self, adopt_msg& m) {
+  auto& st = self->state;
+  if (st.views.count(m.query->key)) {
+    // Cannot happen while subscribes wait for the hand-over; stop the stray rather than lose
+    // track of it.
+    self->send(m.actor, stop_atom::value);
+    return;
+  }
+  auto [it, snap] = open_view(st, m.query);
+  it->second.actor = m.actor;
+  it->second.forwarded = m.forwarded;
+  self->send(m.actor, reparent_msg{caf::actor_cast<caf::actor>(self)});
+  self->send(m.actor, reset_msg{std::move(snap)});
+}
+
+caf::behavior serving(shard_ptr self);
+
+/// A successor waiting for its predecessor's query actors: everything else stays in the mailbox.
+caf::behavior taking_over(shard_ptr self) {
+  return {
+      [self](adopt_msg& m) { adopt(self, m); },
+      [self](handover_done_msg) {
+        self->state.predecessor = nullptr;
+        self->set_default_handler(caf::print_and_drop);
+        self->become(serving(self));
+      },
+  };
+}
+
+/// A predecessor after its hand-over: what still reaches it goes to the successor, and the
+/// store's answers to its own writes are delivered before it stops.
+caf::behavior handing_over(shard_ptr self) {
+  auto pass = [self](auto& m) { self->send(self->state.successor, std::move(m)); };
+  return {
+      [self](const commit_msg& m) {
+        handle_commit(self, m);
+        finish_if_done(self);
+      },
+      [self](refreshed_msg& m) {
+        handle_refreshed(self, m);
+        finish_if_done(self);
+      },
+      [pass](write_msg& m) { pass(m); },
+      [pass](subscribe_msg& m) { pass(m); },
+      [pass](unsubscribe_msg& m) { pass(m); },
+      [pass](resync_msg& m) { pass(m); },
+      [pass](rebaseline_msg& m) { pass(m); },
+      [pass](query_idle_msg& m) { pass(m); },
+      [](idle_atom) {},
+  };
+}
+
 caf::behavior serving(shard_ptr self) {
   return {
       [self](write_msg& m) {
@@ -1036,12 +1134,29 @@ caf::behavior serving(shard_ptr self) {
         handle_idle(self, m);
       },
       [self](idle_atom) { on_idle_check(self); },
+      [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
+      [self](hand_over_msg& m) {
+        hand_over(self, std::move(m.successor));
+        self->become(handing_over(self));
+        finish_if_done(self);
+      },
   };
 }
 
-caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit) {
+caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit,
+                             caf::actor predecessor) {
   self->state.rt = rt;
   self->state.unit = unit;
+  if (predecessor) {
+    // Should the predecessor end without finishing its hand-over, serve without its queries.
+    self->state.predecessor = predecessor;
+    self->monitor(predecessor);
+    self->set_down_handler([self](caf::down_msg& dm) {
+      if (self->state.predecessor && dm.source == self->state.predecessor.address()) {
+        self->send(self, handover_done_msg{});
+      }
+    });
+  }
   // However this actor ends (retired, shut down, a failed load, or killed by an exception in a
   // handler), the registry must stop handing it out; the next use reloads the unit.
   self->attach_functor([rt, unit, addr = self->address()] { rt->forget_shard(unit, addr); });
@@ -1080,8 +1195,12 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
         for (auto& [name, records] : u.datasets) {
           st.data[name].records = std::move(records);
         }
-        self->set_default_handler(caf::print_and_drop);
         touch(self);
+        if (st.predecessor) {
+          self->become(taking_over(self));  // the default handler still skips
+          return;
+        }
+        self->set_default_handler(caf::print_and_drop);
         self->become(serving(self));
       },
   };
@@ -1089,8 +1208,8 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
 
 }  // namespace
 
-caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit) {
-  return rt.sys->spawn(shard_behavior, &rt, std::move(unit));
+caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit, caf::actor predecessor) {
+  return rt.sys->spawn(shard_behavior, &rt, std::move(unit), std::move(predecessor));
 }
 
 }  // namespace weir::actors

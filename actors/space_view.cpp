@@ -459,7 +459,8 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
         flush(self, false);
       },
       [self](source_failed_msg& m) {
-        fail(self, "the part of object '" + m.object + "' ended: " + m.why);
+        fail(self,
+             m.object.empty() ? m.why : "the part of object '" + m.object + "' ended: " + m.why);
       },
       [self](resync_msg& m) {
         if (self->state.query) {
@@ -489,6 +490,10 @@ caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windo
 
 void notify_unit_appeared(const caf::actor& view, std::string object) {
   caf::anon_send(view, unit_appeared_msg{std::move(object)});
+}
+
+void notify_membership_changed(const caf::actor& view) {
+  caf::anon_send(view, source_failed_msg{"", "the cluster's members changed"});
 }
 
 std::string space_view_key(const std::shared_ptr<const core::windowed_request>& req,

@@ -25,11 +25,15 @@ namespace {
 constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--peer HOST:PORT]
              [--data-dir DIR] [--node-id ID --member ID=PEER_HOST:PORT,HTTP_HOST:PORT ...]
+             [--node-id ID --advertise-peer HOST:PORT --advertise-http HOST:PORT]
              [--peer-token-file FILE] [--check]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second (in a cluster: from the member
       with the smallest id only). --node-id and --member (one per member, this node included)
-      make it a cluster member; they replace the config file's `cluster` members.
+      make it a cluster member; they replace the config file's `cluster` members. On the
+      postgres backend, --node-id with --advertise-peer and --advertise-http (the addresses
+      other members and clients reach it at) make it a member of an elastic cluster instead:
+      members register in PostgreSQL and come and go at run time.
       --peer-token-file sets cluster.token (the members' shared secret) from a file. --check
       validates the configuration and flags, prints a summary and exits (0 when valid)
       without serving.
@@ -71,7 +75,8 @@ bool split_host_port(const std::string& s, std::string& host, std::uint16_t& por
 }
 
 int serve(int argc, char** argv) {
-  std::optional<std::string> config_file, http, grpc, peer, data_dir, node_id, peer_token_file;
+  std::optional<std::string> config_file, http, grpc, peer, data_dir, node_id, peer_token_file,
+      advertise_peer, advertise_http;
   std::vector<weir::config::cluster_member> members;
   bool demo = false;
   bool check = false;
@@ -108,6 +113,12 @@ int serve(int argc, char** argv) {
         return 2;
     } else if (a == "--node-id") {
       if (!(node_id = next()))
+        return 2;
+    } else if (a == "--advertise-peer") {
+      if (!(advertise_peer = next()))
+        return 2;
+    } else if (a == "--advertise-http") {
+      if (!(advertise_http = next()))
         return 2;
     } else if (a == "--member") {
       auto v = next();
@@ -169,6 +180,17 @@ int serve(int argc, char** argv) {
   }
   if (!members.empty()) {
     cfg->cluster.members = std::move(members);
+    cfg->cluster.advertise_peer.clear();
+    cfg->cluster.advertise_http.clear();
+  }
+  if (advertise_peer || advertise_http) {
+    if (!advertise_peer || !advertise_http) {
+      std::cerr << "weir serve: give both --advertise-peer and --advertise-http\n";
+      return 2;
+    }
+    cfg->cluster.advertise_peer = *advertise_peer;
+    cfg->cluster.advertise_http = *advertise_http;
+    cfg->cluster.members.clear();
   }
   if (auto r = weir::config::validate_cluster(cfg->cluster); !r) {
     std::cerr << "weir serve: cluster: " << r.error().message << "\n";
@@ -177,9 +199,10 @@ int serve(int argc, char** argv) {
   if (check) {
     const auto& c = cfg->cluster;
     std::cout << "weir: configuration valid: " << cfg->queries.size() << " queries, "
-              << (c.clustered() ? "member '" + c.node_id + "' of " +
-                                      std::to_string(c.members.size()) + " members"
-                                : std::string{"single node"})
+              << (c.elastic()     ? "member '" + c.node_id + "' (elastic membership)"
+                  : c.clustered() ? "member '" + c.node_id + "' of " +
+                                        std::to_string(c.members.size()) + " members"
+                                  : std::string{"single node"})
               << "\n";
     return 0;
   }

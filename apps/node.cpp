@@ -10,6 +10,7 @@
 #include "cluster/cluster_node.hpp"
 #include "cluster/grpc_server.hpp"
 #include "gateway/http_server.hpp"
+#include "store/postgres_leases.hpp"
 #include "store/postgres_store.hpp"
 #include "store/rocksdb_store.hpp"
 
@@ -70,13 +71,25 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
                               "store.backend is postgres: set store.postgres.url or the "
                               "environment variable WEIR_POSTGRES_URL");
     }
-    auto store = store::postgres_store::open(
-        {p->cfg.postgres_url, p->cfg.store_queue_capacity, p->cfg.postgres_change_capture});
+    if (p->cfg.cluster.elastic() && !p->cfg.postgres_change_capture) {
+      return core::make_error(
+          "config.invalid",
+          "elastic membership needs store.postgres.changeCapture: a unit that moves between "
+          "members learns the writes its previous owner committed late from the change stream");
+    }
+    auto store =
+        store::postgres_store::open({p->cfg.postgres_url, p->cfg.store_queue_capacity,
+                                     p->cfg.postgres_change_capture, p->cfg.cluster.node_id});
     if (!store) {
       return std::move(store).error();
     }
     p->store = std::move(store.value());
   } else {
+    if (p->cfg.cluster.elastic()) {
+      return core::make_error("config.invalid",
+                              "elastic membership (cluster.advertise without a member list) "
+                              "needs store.backend: postgres, where the members register");
+    }
     auto store = store::rocksdb_store::open({p->cfg.data_dir, p->cfg.store_queue_capacity, true});
     if (!store) {
       return std::move(store).error();
@@ -96,6 +109,13 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
     for (const auto& m : c.members) {
       co.members.push_back({m.id, m.peer, m.http});
     }
+    if (c.elastic()) {
+      co.members.push_back({c.node_id, c.advertise_peer, c.advertise_http});
+      co.leases = std::make_shared<store::postgres_leases>(store::postgres_leases::options{
+          p->cfg.postgres_url, c.node_id, c.advertise_peer, c.advertise_http, c.lease_ms});
+      co.lease_ms = c.lease_ms;
+      co.lease_renew_ms = c.lease_renew_ms;
+    }
     co.heartbeat_interval_ms = c.heartbeat_interval_ms;
     co.suspect_after_ms = c.suspect_after_ms;
     co.down_after_ms = c.down_after_ms;
@@ -111,6 +131,11 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
     return std::move(r).error();
   }
   if (p->cluster) {
+    // Elastic membership: registered, and routing by the owners on record, before any traffic.
+    if (auto r = p->cluster->join(); !r) {
+      return core::make_error("cluster.join_failed",
+                              "cannot register this member in PostgreSQL: " + r.error().message);
+    }
     p->cluster->start();
   }
   gateway::http_options ho;
@@ -137,10 +162,10 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   auto member = p->cfg.cluster.clustered()
                     ? p->cfg.cluster.node_id
                     : p->cfg.http_address + ":" + std::to_string(p->http->port());
-  p->store->start_capture(member, [rt = p->rt.get()](std::vector<store::captured_row> rows,
-                                                     std::function<void(bool)> applied) {
-    rt->take_captured(std::move(rows), std::move(applied));
-  });
+  p->store->start_capture(
+      member, [rt = p->rt.get()](store::captured_txn txn, std::function<void(bool)> applied) {
+        rt->take_captured(std::move(txn), std::move(applied));
+      });
   return std::unique_ptr<node>(new node(std::move(p)));
 }
 
@@ -185,7 +210,10 @@ void node::stop() {
     p.store->stop_capture();
   }
   if (p.cluster) {
-    p.cluster->set_draining();  // peers and /cluster/health see it at once
+    // Peers and /cluster/health see it at once. With elastic membership this member stops
+    // owning units first, and the others take them over, before its watch streams end.
+    auto wait = std::min<std::int64_t>(timeout / 2, 2 * p.cfg.cluster.lease_renew_ms + 1000);
+    p.cluster->set_draining(wait);
   }
   if (p.grpc) {
     // Gateways watching this node's units learn now, rather than when heartbeats fail.

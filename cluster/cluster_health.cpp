@@ -1,6 +1,8 @@
 // cluster_node's /cluster/health: every member as this node sees it (state, figures from its
 // last heartbeat answer, its own view), the store and its change capture, and whether the
 // members' views agree.
+#include <algorithm>
+
 #include <boost/json/serialize.hpp>
 
 #include "actors/capture_health.hpp"
@@ -17,11 +19,33 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   bool agree = true;
   auto now = clock_type::now();
   auto stats = impl_->rt.stats();
-  for (auto& m : impl_->opts.members) {
+  auto owners = impl_->current_owners();
+  std::vector<store::member_lease> leases;
+  std::uint64_t epoch = 0;
+  std::optional<clock_type::time_point> last_round;
+  std::string lease_error;
+  {
+    std::lock_guard lock{impl_->owners_mu};
+    leases = impl_->leases;
+    epoch = impl_->epoch;
+    last_round = impl_->last_round;
+    lease_error = impl_->lease_error;
+  }
+  for (auto& m : impl_->current_members()) {
     json::object o;
     o["id"] = m.id;
     o["peer"] = m.peer;
     o["http"] = m.http;
+    if (impl_->elastic()) {
+      o["owner"] = owners && std::find(owners->begin(), owners->end(), m.id) != owners->end();
+      auto l = std::find_if(leases.begin(), leases.end(),
+                            [&](const store::member_lease& x) { return x.id == m.id; });
+      if (l != leases.end()) {
+        o["lease"] = {{"expiresInMs", l->expires_in_ms}, {"draining", l->draining}};
+      } else {
+        o["lease"] = nullptr;
+      }
+    }
     json::object view;
     if (m.id == impl_->opts.self) {
       o["state"] = impl_->draining ? "draining" : "up";
@@ -38,7 +62,17 @@ std::pair<unsigned, std::string> cluster_node::health() const {
         view[v.id] = v.state;
       }
     } else {
-      auto& p = *impl_->peers.at(m.id);
+      auto* pp = impl_->peer(m.id);
+      if (!pp) {
+        // An owner on record this node never reached (its lease row is gone).
+        o["state"] = "down";
+        o["self"] = false;
+        healthy = false;
+        o["view"] = std::move(view);
+        members.push_back(std::move(o));
+        continue;
+      }
+      auto& p = *pp;
       std::lock_guard lock{p.mu};
       auto state = impl_->state_of(p, now);
       bool reported = p.last_ok.has_value();
@@ -82,6 +116,31 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   doc["store"] = impl_->rt.store_backend();
   doc["changeCapture"] = actors::capture_health(impl_->rt.store_capture());
   doc["viewsAgree"] = agree;
+  json::object membership;
+  membership["mode"] = impl_->elastic() ? "leases" : "static";
+  if (impl_->elastic()) {
+    membership["epoch"] = epoch;
+    json::array ids;
+    if (owners) {
+      for (const auto& id : *owners) {
+        ids.emplace_back(id);
+      }
+    }
+    membership["owners"] = std::move(ids);
+    membership["leaseMs"] = impl_->opts.lease_ms;
+    membership["lastRenewalMs"] =
+        last_round
+            ? json::value(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_round).count())
+            : json::value(nullptr);
+    membership["error"] = lease_error.empty() ? json::value(nullptr) : json::value(lease_error);
+    bool self_owner =
+        owners && std::find(owners->begin(), owners->end(), impl_->opts.self) != owners->end();
+    healthy = healthy && self_owner && last_round &&
+              now - *last_round < std::chrono::milliseconds{impl_->opts.lease_ms};
+    doc["status"] = healthy ? "healthy" : "degraded";
+  }
+  doc["membership"] = std::move(membership);
   doc["members"] = std::move(members);
   return {healthy ? 200u : 503u, json::serialize(doc)};
 }

@@ -12,9 +12,13 @@
 #include <vector>
 
 #include "actors/cluster_link.hpp"
+#include "core/result.hpp"
 
 namespace weir::actors {
 class runtime;
+}
+namespace weir::store {
+class postgres_leases;
 }
 
 namespace weir::cluster {
@@ -38,7 +42,14 @@ inline constexpr const char* peer_token_header = "x-weir-peer-token";
 
 struct cluster_options {
   std::string self;
-  std::vector<member_address> members;  ///< this node included
+  /// Static membership: every member, this node included. Elastic membership (`leases` set):
+  /// just this node, with the addresses other members reach it at.
+  std::vector<member_address> members;
+  /// Elastic membership: members register in PostgreSQL (lease rows) and own units by the
+  /// membership record; null for a static list.
+  std::shared_ptr<store::postgres_leases> leases;
+  std::int64_t lease_ms = 3000;       ///< a lease not renewed for this long has expired
+  std::int64_t lease_renew_ms = 500;  ///< how often this member renews its lease
   std::int64_t heartbeat_interval_ms = 250;
   std::int64_t suspect_after_ms = 1000;
   std::int64_t down_after_ms = 3000;
@@ -55,6 +66,12 @@ struct member_view {
   std::string state;  ///< "up", "suspect", "down"
 };
 
+/// The owners of units as this node knows them.
+struct owners_view {
+  std::uint64_t epoch = 0;  ///< 0 for a static list
+  std::shared_ptr<const std::vector<std::string>> ids;
+};
+
 class cluster_node final : public actors::cluster_link {
  public:
   cluster_node(cluster_options opts, actors::runtime& rt);
@@ -66,10 +83,17 @@ class cluster_node final : public actors::cluster_link {
   void start();
   /// Ends every stream and heartbeat and waits for their calls to finish. Idempotent.
   void stop();
-  /// Reported to peers and in /cluster/health while the node drains.
-  void set_draining();
+  /// Reported to peers and in /cluster/health while the node drains. With elastic membership
+  /// it also stops owning units: its lease says it drains, the owners on record drop it, and
+  /// this waits (at most `wait_ms`) until that is recorded and other members had a renewal
+  /// round to take its units over.
+  void set_draining(std::int64_t wait_ms = 0);
+  /// Elastic membership: registers this member (its first lease round). Errors:
+  /// store.unavailable. A no-op for a static list.
+  core::result<void> join();
 
   const cluster_options& options() const;
+  owners_view owners() const;
   std::vector<member_view> view() const;
   bool draining() const;
   /// The gateway's handler for forwarded control POSTs (404 while none is set).

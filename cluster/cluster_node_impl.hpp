@@ -2,6 +2,7 @@
 // cluster/: it brings gRPC's headers):
 //   cluster_node.cpp    construction (a channel per member), start, stop, drain
 //   membership.cpp      heartbeats, member states, rendezvous ownership, readiness
+//   leases.cpp          elastic membership: the lease round, new members' channels, owners
 //   watch_client.cpp    the gateway side of Watch streams: one per owner, every watch on it
 //   forwarding.cpp      writes, SSE control POSTs, space lookups and health-feed samples sent
 //                       to other members
@@ -15,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +25,7 @@
 
 #include "actors/runtime.hpp"
 #include "cluster/cluster_node.hpp"
+#include "store/postgres_leases.hpp"
 #include "weir/v1/peer.grpc.pb.h"
 #include "weir/v1/query_owner.grpc.pb.h"
 
@@ -50,6 +53,9 @@ struct peer_state {
   bool status_in_flight = false;
   v1::StatusReply last_status;
   std::string last_state = "down";
+  /// Elastic membership: still a member (a live lease, or an owner on record). Former members
+  /// keep their entry (in-flight calls may hold it) but get no heartbeats.
+  bool member = true;
   std::map<std::uint64_t, watch_entry> watches;
   watch_stream* stream = nullptr;
 };
@@ -57,8 +63,25 @@ struct peer_state {
 struct cluster_node::impl {
   cluster_options opts;
   actors::runtime& rt;
-  std::vector<std::string> ids;                              // member ids, for rendezvous
-  std::map<std::string, std::unique_ptr<peer_state>> peers;  // every member but this one
+  bool elastic() const { return opts.leases != nullptr; }
+
+  // Every member but this one. Entries are added (elastic membership) under the unique lock and
+  // never removed before the node is destroyed, so a peer_state* stays valid once looked up.
+  mutable std::shared_mutex peers_mu;
+  std::map<std::string, std::unique_ptr<peer_state>> peers;
+  std::vector<std::unique_ptr<peer_state>> replaced;  // entries whose member changed address
+
+  // The owners of units (rendezvous over these ids) and, with elastic membership, the last
+  // lease round.
+  mutable std::mutex owners_mu;
+  std::shared_ptr<const std::vector<std::string>> owner_ids;
+  std::uint64_t epoch = 0;
+  std::vector<store::member_lease> leases;
+  std::optional<clock_type::time_point> last_round;  // the last successful lease round
+  std::string lease_error;
+  std::uint64_t rounds = 0;
+  std::condition_variable rounds_cv;
+  std::thread lease_thread;
   std::atomic<std::uint64_t> next_watch{0};
   std::atomic<bool> draining{false};
   std::atomic<bool> halted{false};  // stop() ran: no new calls
@@ -74,6 +97,7 @@ struct cluster_node::impl {
   std::mutex run_mu;
   std::condition_variable run_cv;
   bool running = false;
+  bool lease_wake = false;  // renew now (the node began to drain)
   bool stopped = false;
   std::thread heartbeat;
 
@@ -149,10 +173,33 @@ struct cluster_node::impl {
     return "down";
   }
 
-  peer_state* peer(const std::string& id) {
+  peer_state* peer(const std::string& id) const {
+    std::shared_lock lock{peers_mu};
     auto it = peers.find(id);
     return it == peers.end() ? nullptr : it->second.get();
   }
+
+  /// The members to heartbeat and ask (former members of an elastic cluster left out).
+  std::vector<peer_state*> member_peers() const {
+    std::vector<peer_state*> out;
+    std::shared_lock lock{peers_mu};
+    for (auto& [id, p] : peers) {
+      std::lock_guard plock{p->mu};
+      if (p->member) {
+        out.push_back(p.get());
+      }
+    }
+    return out;
+  }
+
+  std::shared_ptr<const std::vector<std::string>> current_owners() const {
+    std::lock_guard lock{owners_mu};
+    return owner_ids;
+  }
+
+  /// The members as /cluster/health lists them: the static list, or this node, the owners on
+  /// record and every live lease.
+  std::vector<member_address> current_members() const;
 
   bool peer_down(peer_state& p) {
     std::lock_guard lock{p.mu};
@@ -163,17 +210,24 @@ struct cluster_node::impl {
   std::vector<peer_state*> peers_not_down() {
     std::vector<peer_state*> out;
     if (!halted) {
-      for (auto& [id, p] : peers) {
+      for (auto* p : member_peers()) {
         if (!peer_down(*p)) {
-          out.push_back(p.get());
+          out.push_back(p);
         }
       }
     }
     return out;
   }
 
+  // cluster_node.cpp
+  std::unique_ptr<peer_state> make_peer(const member_address& m) const;
   // membership.cpp
   void heartbeat_loop();
+  // leases.cpp
+  void lease_loop();
+  /// Takes one lease round's outcome: channels to new members, the owners, and the runtime's
+  /// units moved when the owners changed.
+  void apply_round(store::membership_round round);
   void send_status(peer_state& p);
   // watch_client.cpp
   void start_stream_locked(peer_state& p);

@@ -32,7 +32,7 @@ void cluster_node::impl::heartbeat_loop() {
   while (running) {
     run_lock.unlock();
     auto now = clock_type::now();
-    for (auto& [id, pp] : peers) {
+    for (auto* pp : member_peers()) {
       auto& p = *pp;
       watch_stream* to_cancel = nullptr;
       {
@@ -65,45 +65,63 @@ void cluster_node::impl::heartbeat_loop() {
 std::vector<member_view> cluster_node::view() const {
   std::vector<member_view> out;
   auto now = clock_type::now();
-  for (auto& m : impl_->opts.members) {
+  for (auto& m : impl_->current_members()) {
     if (m.id == impl_->opts.self) {
       out.push_back({m.id, "up"});
       continue;
     }
-    auto& p = *impl_->peers.at(m.id);
-    std::lock_guard lock{p.mu};
-    out.push_back({m.id, impl_->state_of(p, now)});
+    auto* p = impl_->peer(m.id);
+    if (!p) {
+      out.push_back({m.id, "down"});
+      continue;
+    }
+    std::lock_guard lock{p->mu};
+    out.push_back({m.id, impl_->state_of(*p, now)});
   }
   return out;
 }
 
 std::vector<std::string> cluster_node::members() const {
-  std::vector<std::string> out;
-  for (const auto& m : impl_->opts.members) {
-    out.push_back(m.id);
+  auto ids = impl_->current_owners();
+  if (!ids || ids->empty()) {
+    return {impl_->opts.self};
   }
-  return out;
+  return *ids;
 }
 
-bool cluster_node::member_up(const std::string& id) const {
-  if (id == impl_->opts.self) {
+namespace {
+/// True for this node; for another member, what `test` says of its entry under its lock.
+template <class Test>
+bool self_or_peer(const cluster_node::impl& in, const std::string& id, Test test) {
+  if (id == in.opts.self) {
     return true;
   }
-  auto* p = impl_->peer(id);
+  auto* p = in.peer(id);
   if (!p) {
     return false;
   }
   std::lock_guard lock{p->mu};
-  return impl_->state_of(*p, clock_type::now()) == "up";
+  return test(*p);
+}
+}  // namespace
+
+bool cluster_node::member_up(const std::string& id) const {
+  return self_or_peer(*impl_, id, [this](const peer_state& p) {
+    return impl_->state_of(p, clock_type::now()) == "up";
+  });
 }
 
 bool cluster_node::is_member(const std::string& id) const {
-  return std::find(impl_->ids.begin(), impl_->ids.end(), id) != impl_->ids.end();
+  return self_or_peer(*impl_, id, [](const peer_state& p) { return p.member; });
 }
 
 std::optional<std::string> cluster_node::remote_owner(const store::unit_key& unit) const {
+  auto ids = impl_->current_owners();
+  if (!ids || ids->empty()) {
+    return std::nullopt;  // elastic membership before its first round: join() runs first
+  }
   const auto& owner =
-      impl_->ids[core::rendezvous_owner(impl_->ids, core::unit_name(unit.space, unit.object))];
+      (*ids)[core::rendezvous_owner(*ids, core::unit_name(unit.space, unit.object))];
   if (owner == impl_->opts.self) {
     return std::nullopt;
   }
@@ -111,6 +129,12 @@ std::optional<std::string> cluster_node::remote_owner(const store::unit_key& uni
 }
 
 bool cluster_node::ready() const {
+  if (impl_->elastic()) {
+    // Ready while its lease is fresh: the owners it routes by are the record's.
+    std::lock_guard lock{impl_->owners_mu};
+    return impl_->last_round &&
+           clock_type::now() - *impl_->last_round < std::chrono::milliseconds{impl_->opts.lease_ms};
+  }
   std::size_t up = 0;
   for (auto& v : view()) {
     up += v.state == "up" ? 1 : 0;

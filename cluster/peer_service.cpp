@@ -151,22 +151,29 @@ class peer_service final : public v1::Peer::CallbackService {
         return r;
       }
     }
-    // Forwarded once only: a node that does not own the unit says so rather than forwarding
-    // again (two members with different member lists would otherwise bounce it around).
-    if (auto owner = node_.remote_owner(first_unit(cmd))) {
-      r->Finish(to_status(core::make_error(
-          "cluster.not_owner", "node '" + node_.self_id() + "' does not own this unit ('" + *owner +
-                                   "' does): the members' lists differ")));
-      return r;
-    }
-    rt_.submit(std::move(cmd), [r, reply](core::result<actors::write_outcome> res) {
+    auto finish = [r, reply](core::result<actors::write_outcome> res) {
       if (res) {
         reply->set_version_id(res->version_id);
         r->Finish(grpc::Status::OK);
       } else {
         r->Finish(to_status(res.error()));
       }
-    });
+    };
+    if (cmd.kind == actors::write_kind::refresh_records) {
+      // Change capture chose this node as the unit's owner (by the owners in force when the
+      // change committed): refreshed here if held here, never forwarded.
+      rt_.refresh_held(std::move(cmd), std::move(finish));
+      return r;
+    }
+    // Forwarded once only: a node that does not own the unit says so rather than forwarding
+    // again (two members with different views of the owners would otherwise bounce it around).
+    if (auto owner = node_.remote_owner(first_unit(cmd))) {
+      r->Finish(to_status(core::make_error(
+          "cluster.not_owner", "node '" + node_.self_id() + "' does not own this unit ('" + *owner +
+                                   "' does): the members' views of the owners differ; retry")));
+      return r;
+    }
+    rt_.submit(std::move(cmd), std::move(finish));
     return r;
   }
 
@@ -531,10 +538,11 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
     if (!req.has_open() || watches_.count(id)) {
       return;
     }
-    auto fail = [&](const std::string& why) {
+    auto fail = [&](const std::string& why, const std::string& code = {}) {
       v1::WatchEvent ev;
       ev.set_watch_id(id);
       ev.set_error(why);
+      ev.set_error_code(code);
       out_->push_always(std::move(ev));
     };
     auto bound = bind_watched(req.open(), rt_.catalog());
@@ -546,7 +554,7 @@ class watch_session final : public grpc::ServerBidiReactor<v1::WatchRequest, v1:
     r->self_ = r;
     auto h = rt_.open_replica(std::move(bound.value()), r);
     if (!h) {
-      fail(h.error().message);
+      fail(h.error().message, h.error().code);  // cluster.not_owner: the gateway asks again
       return;
     }
     r->set_handle(h.value());

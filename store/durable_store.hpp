@@ -76,12 +76,23 @@ struct captured_row {
   std::string id;
 };
 
-/// Receives the rows one transaction of another program changed, in commit order, and calls
-/// `applied` (from any thread, exactly once) when their owners answered: `taken` true when every
-/// owner took them in (or did not hold the unit in memory). The capture position advances past
-/// a transaction only once it was taken; one that was not is read again from that position.
-using capture_sink =
-    std::function<void(std::vector<captured_row> rows, std::function<void(bool taken)> applied)>;
+/// One committed transaction's changed rows, as change capture read them.
+struct captured_txn {
+  std::vector<captured_row> rows;
+  /// The Weir member that committed it ("" for another program). Only passed on when `owners`
+  /// is known: the rows of a unit whose owner wrote them need no re-read.
+  std::string writer;
+  /// The owners of units in force at its commit (elastic membership: the membership record as
+  /// the change stream carried it, or newer); null when membership is a static list, so this
+  /// node's own view routes the rows.
+  std::shared_ptr<const std::vector<std::string>> owners;
+};
+
+/// Receives one transaction at a time, in commit order, and calls `applied` (from any thread,
+/// exactly once) when their owners answered: `taken` true when every owner took them in (or did
+/// not hold the unit in memory). The capture position advances past a transaction only once it
+/// was taken; one that was not is read again from that position.
+using capture_sink = std::function<void(captured_txn txn, std::function<void(bool taken)> applied)>;
 
 /// What /cluster/health reports about change capture.
 struct capture_status {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "store/pg_support.hpp"
+#include "store/postgres_leases.hpp"
 
 namespace weir::store {
 namespace {
@@ -163,6 +164,11 @@ struct postgres_change_reader::impl {
   std::map<std::uint32_t, relation> relations;
   bool in_txn = false;
   bool own_txn = false;
+  std::string writer;  // a Weir transaction's writer
+  // The owners in force (elastic membership): the record's at session start, then each
+  // membership change the stream carries, in commit order.
+  std::shared_ptr<const std::vector<std::string>> owners;
+  std::uint64_t owners_epoch = 0;
   std::uint32_t txn_xid = 0;
   PGconn* session_conn = nullptr;  // the lock connection of the session that reads
   std::vector<captured_row> rows;
@@ -301,6 +307,18 @@ struct postgres_change_reader::impl {
       }
     }
     begin_session();
+    // The owners on record now are at least as new as any transaction the stream replays
+    // (routing an older transaction by newer owners only costs a re-read; the reverse could
+    // miss a moved unit), and each membership change after this comes in the stream.
+    auto rec = postgres_leases::read_owners(lc);
+    if (!rec) {
+      set_status(false, "", rec.error().message);
+      return rec.error().message;
+    }
+    owners_epoch = rec->first;
+    owners = rec->first == 0
+                 ? nullptr
+                 : std::make_shared<const std::vector<std::string>>(std::move(rec->second));
     session_conn = lc;
     set_status(true, opts.member, "");
     auto why = read_stream(rc, lc);
@@ -445,6 +463,7 @@ struct postgres_change_reader::impl {
         txn_xid = c.u32();
         in_txn = true;
         own_txn = false;
+        writer.clear();
         rows.clear();
         break;
       case 'M': {
@@ -452,9 +471,15 @@ struct postgres_change_reader::impl {
         c.u64();  // LSN
         auto prefix = c.str();
         auto len = c.u32();
-        c.bytes(len);
+        auto content = c.bytes(len);
         if ((flags & 1) && in_txn && prefix == "weir") {
           own_txn = true;
+          writer.assign(content);
+        } else if ((flags & 1) && prefix == membership_message_prefix) {
+          if (auto m = postgres_leases::parse_message(content); m && m->first > owners_epoch) {
+            owners_epoch = m->first;
+            owners = std::make_shared<const std::vector<std::string>>(std::move(m->second));
+          }
         }
         break;
       }
@@ -496,7 +521,7 @@ struct postgres_change_reader::impl {
             return "an unexpected tuple marker in a change";
           }
           auto row = tuple(c, rel == relations.end() ? nullptr : &rel->second);
-          if (row && in_txn && !own_txn) {
+          if (row && in_txn && (!own_txn || owners)) {
             rows.push_back(std::move(*row));
           }
         }
@@ -596,7 +621,7 @@ struct postgres_change_reader::impl {
   /// and its position is confirmed once they are applied — in order, after every earlier one.
   std::string committed(std::uint64_t end) {
     received = std::max(received, end);
-    if (own_txn || rows.empty()) {
+    if ((own_txn && !owners) || rows.empty()) {
       std::lock_guard lock{flight->mu};
       flight->entries.push_back({end, true});
       rows.clear();
@@ -632,11 +657,12 @@ struct postgres_change_reader::impl {
       (taken ? e.applied : e.failed) = true;
       f->cv.notify_all();
     };
-    {
+    if (!own_txn) {
       std::lock_guard lock{status_mu};
       ++st.transactions;
     }
-    sink(std::move(rows), std::move(applied));
+    sink(captured_txn{std::move(rows), own_txn ? writer : std::string{}, owners},
+         std::move(applied));
     rows.clear();
     return {};
   }

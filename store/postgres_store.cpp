@@ -60,9 +60,24 @@ constexpr migration migrations[] = {
     // Change capture reads the records' changes from a logical replication slot through this
     // publication (postgres_change_reader); deletes identify rows by the primary key.
     {2, "change capture publication", "CREATE PUBLICATION weir_changes FOR TABLE weir_records;"},
+    // Elastic membership (postgres_leases): each member's lease, and which members own units
+    // under which epoch.
+    {3, "member leases and the membership record",
+     "CREATE TABLE weir_members ("
+     "  member text PRIMARY KEY,"
+     "  peer text NOT NULL,"
+     "  http text NOT NULL,"
+     "  draining boolean NOT NULL DEFAULT false,"
+     "  joined_at timestamptz NOT NULL DEFAULT now(),"
+     "  lease_until timestamptz NOT NULL);"
+     "CREATE TABLE weir_membership ("
+     "  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
+     "  epoch bigint NOT NULL,"
+     "  owners text[] NOT NULL,"
+     "  changed_at timestamptz NOT NULL DEFAULT now());"},
 };
 
-constexpr int latest_version = 2;
+constexpr int latest_version = 3;
 
 /// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
 void append_element(std::string& out, std::string_view v) {
@@ -190,6 +205,9 @@ std::string compact(const char* text, std::size_t n) {
 struct postgres_store::impl {
   options opts;
   PGconn* writer_conn = nullptr;
+  /// BEGIN and the marker naming this member as the transaction's writer: change capture
+  /// skips the rows when that member owns their unit, and has the owner read them when not.
+  std::string begin_sql;
   mutable std::mutex reader_mu;
   PGconn* reader_conn = nullptr;
   // Space lookups have their own connection: they are short, and must not wait behind a
@@ -355,9 +373,7 @@ struct postgres_store::impl {
     // The marker tells change capture that this transaction is Weir's own: its owners applied
     // it already, so the reader skips it (a transactional logical message, in the same
     // round trip as BEGIN; any role may emit one, and it costs a few bytes of WAL).
-    if (auto r = result_ptr{PQexec(writer_conn,
-                                   "BEGIN; SELECT pg_logical_emit_message(true, 'weir', '')")};
-        !r.ok()) {
+    if (auto r = result_ptr{PQexec(writer_conn, begin_sql.c_str())}; !r.ok()) {
       return fail(r);
     }
     key_text.clear();
@@ -505,6 +521,11 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(w).error();
   }
   p->writer_conn = *w;
+  {
+    auto* lit = PQescapeLiteral(p->writer_conn, opts.member.data(), opts.member.size());
+    p->begin_sql = std::string{"BEGIN; SELECT pg_logical_emit_message(true, 'weir', "} + lit + ")";
+    PQfreemem(lit);
+  }
   // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
   // holding every queued write.
   if (auto t = exec(p->writer_conn, "SET statement_timeout = '30s'"); !t.ok()) {

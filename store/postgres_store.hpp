@@ -21,6 +21,9 @@ class postgres_store final : public durable_store {
     std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
     /// Report what other programs commit to weir_records (store.postgres.changeCapture).
     bool change_capture = true;
+    /// This member's id, named as the writer of each transaction it commits (change capture
+    /// routes a transaction another member wrote to the unit's owner).
+    std::string member;
   };
 
   /// Connects (writer and reader), applies the schema migrations that are missing, starts the

@@ -494,10 +494,11 @@ bool endpoint_ok(std::string_view text) {
 }
 
 result<void> read_cluster(std::string_view file, const json::object& root, cluster_settings& c) {
-  auto s = open_section(file, root, "cluster",
-                        {"nodeId", "members", "heartbeatIntervalMs", "suspectAfterMs",
-                         "downAfterMs", "ownerUnavailableErrorMs", "forwardTimeoutMs",
-                         "maxStreamQueueBytes", "token", "tokenFile", "tls"});
+  auto s =
+      open_section(file, root, "cluster",
+                   {"nodeId", "members", "heartbeatIntervalMs", "suspectAfterMs", "downAfterMs",
+                    "ownerUnavailableErrorMs", "forwardTimeoutMs", "maxStreamQueueBytes", "token",
+                    "tokenFile", "tls", "advertise", "leaseMs", "leaseRenewMs"});
   if (!s) {
     return std::move(s).error();
   }
@@ -569,6 +570,28 @@ result<void> read_cluster(std::string_view file, const json::object& root, clust
       assign(*s, "maxStreamQueueBytes", 65536, std::int64_t{1} << 30, c.max_stream_queue_bytes));
   if (c.down_after_ms <= c.suspect_after_ms) {
     return config_error(file, "cluster.downAfterMs", "must be greater than cluster.suspectAfterMs");
+  }
+  WEIR_TRY(assign(*s, "leaseMs", 500, 600000, c.lease_ms));
+  WEIR_TRY(assign(*s, "leaseRenewMs", 50, 300000, c.lease_renew_ms));
+  if (c.lease_renew_ms * 2 > c.lease_ms) {
+    return config_error(file, "cluster.leaseRenewMs", "must be at most half of cluster.leaseMs");
+  }
+  if (s->obj != nullptr && s->get("advertise") != nullptr) {
+    auto a = open_section(file, *s->obj, "advertise", {"peer", "http"}, "cluster.advertise");
+    if (!a) {
+      return std::move(a).error();
+    }
+    for (auto [key, out] :
+         {std::pair{"peer", &c.advertise_peer}, std::pair{"http", &c.advertise_http}}) {
+      auto t = a->text(key);
+      if (!t) {
+        return std::move(t).error();
+      }
+      if (!*t) {
+        return config_error(file, a->path(key), "is required (\"host:port\")");
+      }
+      *out = **t;
+    }
   }
   if (const json::value* m = s->get("members")) {
     if (!m->is_array()) {
@@ -810,9 +833,36 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
   auto bad = [](std::string msg) {
     return make_error(std::string(config_invalid), std::move(msg));
   };
+  auto id_ok = [](const std::string& id) {
+    return !id.empty() && id.size() <= 128 && id.find_first_of(" \t\r\n/@") == std::string::npos;
+  };
+  if (!c.members.empty() && !c.advertise_peer.empty()) {
+    return bad(
+        "give members (a static list) or advertise (elastic membership on the postgres "
+        "backend), not both");
+  }
   if (c.members.empty()) {
-    if (!c.node_id.empty()) {
-      return bad("nodeId is set but no members are listed");
+    if (c.advertise_peer.empty()) {
+      if (!c.node_id.empty()) {
+        return bad(
+            "nodeId is set but neither members are listed nor this member's advertise "
+            "addresses (elastic membership) given");
+      }
+      return {};
+    }
+    if (!endpoint_ok(c.advertise_peer) || !endpoint_ok(c.advertise_http)) {
+      return bad("advertise needs peer and http as \"host:port\" with a port 1..65535");
+    }
+    if (require_node_id && c.token.empty() && !c.tls.enabled()) {
+      return bad(
+          "members must authenticate each other: set cluster.token (or tokenFile) to a "
+          "shared secret of at least 32 bytes, or cluster.tls for mutual TLS");
+    }
+    if (require_node_id && c.node_id.empty()) {
+      return bad("advertise is set but this node's nodeId (--node-id) is not");
+    }
+    if (!c.node_id.empty() && !id_ok(c.node_id)) {
+      return bad("nodeId '" + c.node_id + "' must be 1..128 characters without spaces, '/' or '@'");
     }
     return {};
   }
@@ -831,7 +881,7 @@ core::result<void> validate_cluster(const cluster_settings& c, bool require_node
   bool self = false;
   for (std::size_t i = 0; i < c.members.size(); ++i) {
     const auto& m = c.members[i];
-    if (m.id.empty() || m.id.size() > 128 || m.id.find_first_of(" \t\r\n/@") != std::string::npos) {
+    if (!id_ok(m.id)) {
       return bad("member id '" + m.id + "' must be 1..128 characters without spaces, '/' or '@'");
     }
     if (!endpoint_ok(m.peer) || !endpoint_ok(m.http)) {

@@ -66,8 +66,15 @@ struct cluster_member {
 /// Cluster membership and failure-detection timing (YAML section `cluster`). No members means a
 /// single node that owns every unit.
 struct cluster_settings {
-  std::string node_id;                       ///< nodeId: this node; must be one of `members`
-  std::vector<cluster_member> members;       ///< members: every node, this one included (1..64)
+  std::string node_id;                  ///< nodeId: this node; one of `members` when listed
+  std::vector<cluster_member> members;  ///< members: every node, this one included (1..64)
+  /// advertise.peer / advertise.http, "host:port": where other members and clients reach this
+  /// node. Set instead of `members`, it makes membership elastic: members register in
+  /// PostgreSQL (store.backend: postgres) and come and go at run time.
+  std::string advertise_peer;
+  std::string advertise_http;
+  std::int64_t lease_ms = 3000;       ///< leaseMs, 500..600000: a member's lease lasts this long
+  std::int64_t lease_renew_ms = 500;  ///< leaseRenewMs, 50..leaseMs/2: how often it renews
   std::int64_t heartbeat_interval_ms = 250;  ///< heartbeatIntervalMs, 10..60000
   std::int64_t suspect_after_ms = 1000;      ///< suspectAfterMs, 10..600000
   std::int64_t down_after_ms = 3000;         ///< downAfterMs, > suspectAfterMs, ..600000
@@ -86,11 +93,14 @@ struct cluster_settings {
     bool enabled() const { return !cert_pem.empty(); }
   } tls;
 
-  bool clustered() const { return !members.empty(); }
+  /// Elastic membership: no member list, the advertised addresses instead.
+  bool elastic() const { return members.empty() && !advertise_peer.empty(); }
+  bool clustered() const { return !members.empty() || elastic(); }
 };
 
-/// Checks the member list (unique ids, valid endpoints), that `node_id` is one of them, and that
-/// members authenticate each other (token or tls). The file may leave `nodeId` out (in
+/// Checks the member list (unique ids, valid endpoints) and that `node_id` is one of them, or,
+/// with elastic membership, the node id and advertised addresses; and that members
+/// authenticate each other (token or tls). The file may leave `nodeId` out (in
 /// Kubernetes every pod shares one file and passes its own name as --node-id) and the token
 /// (--peer-token-file): loading checks with `require_node_id` false, which skips both, and
 /// `weir serve` again with true once the flags are applied.

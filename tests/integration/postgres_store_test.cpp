@@ -122,7 +122,7 @@ TEST_F(PostgresStore, TheSchemaIsMigratedOnceAndANewerOneIsRefused) {
                    "FROM weir_schema_migrations"),
             all);
   pg.sql("INSERT INTO weir_schema_migrations (version, description) VALUES (999, 'future')");
-  auto r = store::postgres_store::open({pg.url(), 16});
+  auto r = store::postgres_store::open({pg.url(), 16, true, ""});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "store.open_failed");
   EXPECT_NE(r.error().message.find("newer than this build"), std::string::npos)
@@ -241,7 +241,8 @@ TEST_F(PostgresStore, ARoleWithoutCreateRunsOnASchemaMadeBeforehand) {
 
 TEST(PostgresStoreStart, AnUnreachableDatabaseRefusesTheStartClearly) {
   auto r = store::postgres_store::open(
-      {"host=127.0.0.1 port=" + std::to_string(free_port()) + " user=weir connect_timeout=2", 16});
+      {"host=127.0.0.1 port=" + std::to_string(free_port()) + " user=weir connect_timeout=2", 16,
+       true, ""});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "store.open_failed");
   EXPECT_NE(r.error().message.find("cannot connect to PostgreSQL"), std::string::npos)

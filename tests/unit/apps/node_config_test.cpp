@@ -484,7 +484,55 @@ TEST(NodeConfigTest, ClusterSectionLoadsAndValidates) {
             std::string::npos);
   EXPECT_NE(bad("cluster:\n  suspectAfterMs: 500\n  downAfterMs: 400\n").find("downAfterMs"),
             std::string::npos);
-  EXPECT_NE(bad("cluster:\n  nodeId: lonely\n").find("no members"), std::string::npos);
+  EXPECT_NE(bad("cluster:\n  nodeId: lonely\n").find("neither members are listed"),
+            std::string::npos);
+}
+
+TEST(NodeConfigTest, ElasticMembershipNeedsOnlyTheNodesOwnAddresses) {
+  auto bad = [](const std::string& text) {
+    auto r = load_config_text(text, "weir.yaml");
+    EXPECT_FALSE(r) << text;
+    return r ? std::string{} : r.error().message;
+  };
+  auto cfg = load_config_text(
+      "store: { backend: postgres, postgres: { url: \"host=db\" } }\n"
+      "cluster:\n  nodeId: weir-2\n  token: \"" +
+          std::string(32, 't') +
+          "\"\n  advertise: { peer: \"weir-2.weir:9101\", http: \"weir-2.weir:8080\" }\n"
+          "  leaseMs: 4000\n  leaseRenewMs: 1000\n",
+      "weir.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  const auto& c = cfg->cluster;
+  EXPECT_TRUE(c.elastic());
+  EXPECT_TRUE(c.clustered());
+  EXPECT_TRUE(c.members.empty());
+  EXPECT_EQ(c.advertise_peer, "weir-2.weir:9101");
+  EXPECT_EQ(c.advertise_http, "weir-2.weir:8080");
+  EXPECT_EQ(c.lease_ms, 4000);
+  EXPECT_EQ(c.lease_renew_ms, 1000);
+  EXPECT_TRUE(validate_cluster(c));
+  // The file may leave nodeId to --node-id; serving without one is refused.
+  auto no_id = c;
+  no_id.node_id.clear();
+  EXPECT_TRUE(validate_cluster(no_id, false));
+  auto refused = validate_cluster(no_id);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("nodeId"), std::string::npos);
+  auto no_auth = c;
+  no_auth.token.clear();
+  EXPECT_FALSE(validate_cluster(no_auth));
+
+  EXPECT_NE(bad("cluster:\n  advertise: { peer: \"h:1\", http: \"h:2\" }\n  members:\n"
+                "    - { id: a, peer: \"h:1\", http: \"h:2\" }\n")
+                .find("not both"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  advertise: { peer: \"h:1\" }\n").find("cluster.advertise.http"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  advertise: { peer: \"nohost\", http: \"h:2\" }\n").find("host:port"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  leaseMs: 1000\n  leaseRenewMs: 600\n").find("half"),
+            std::string::npos);
+  EXPECT_NE(bad("cluster:\n  leaseMs: 100\n").find("cluster.leaseMs"), std::string::npos);
 }
 
 TEST(NodeConfigTest, MemberFlagParses) {
