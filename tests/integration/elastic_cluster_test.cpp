@@ -17,6 +17,7 @@
 #include "core/rendezvous.hpp"
 #include "pg_instance.hpp"
 #include "process_support.hpp"
+#include "sse_test_support.hpp"
 #include "test_support.hpp"
 #include "windowed_test_support.hpp"
 
@@ -256,11 +257,18 @@ TEST_F(ElasticCluster, AJoiningMemberTakesItsShareAndADrainingOneHandsItsUnitsBa
   std::vector<std::string> objs;
   std::vector<std::unique_ptr<ws_client>> hubs;
   std::vector<std::unique_ptr<windowed_stream>> windows;
+  std::vector<std::unique_ptr<sse_client>> directs;  // the same query as a direct SSE stream
   for (int k = 0; k < objects; ++k) {
     auto obj = "m" + std::to_string(k);
     objs.push_back(obj);
     put_record(cl.port(1), "t", obj, "items", "seed", R"({"n":0})");
     hubs.push_back(hub_watch(cl.port(0), obj));
+    sse_client::options direct_opts;
+    direct_opts.headers = {{"Accept", "text/event-stream"}};
+    direct_opts.target = "/api/t/items?obj=" + obj;
+    directs.push_back(std::make_unique<sse_client>(cl.port(0), direct_opts));
+    ASSERT_EQ(directs.back()->status(), 200u);
+    directs.back()->read_json();
     windows.push_back(std::make_unique<windowed_stream>(
         cl.port(0), "t", "object", R"({"objectId":")" + obj + R"(","dataset":"items"})"));
     windows.back()->open();
@@ -307,6 +315,21 @@ TEST_F(ElasticCluster, AJoiningMemberTakesItsShareAndADrainingOneHandsItsUnitsBa
     auto w = windows[k]->next(10s);
     ASSERT_TRUE(w) << objs[k];
     EXPECT_EQ(w->event, "changes") << w->raw;
+    // The direct stream: a moved unit's fresh baseline, then the write, on the same stream.
+    auto events = directs[k]->read_through(
+        [](const json::object& f) {
+          if (!f.contains("data") || !f.at("data").is_array()) {
+            return false;
+          }
+          for (const auto& r : f.at("data").as_array()) {
+            if (r.at("id") == "after_join") {
+              return true;
+            }
+          }
+          return false;
+        },
+        10s);
+    EXPECT_FALSE(events.empty()) << "the direct stream of " << objs[k] << " did not go on";
   }
   // The new owner serves the moved units itself.
   auto h3 = cl.health(3);
@@ -466,6 +489,82 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
   }
   ASSERT_TRUE(c.at("reader").is_string());
   EXPECT_NE(c.at("reader"), json::value(cl.id(victim)));
+}
+
+// $inc through every member and from SQL on one record while a fourth member joins (the unit
+// may move in the middle of it): every increment counts, and every member's subscribers end on
+// the sum. A PATCH answered 503 during the move was not applied and is sent again.
+TEST_F(ElasticCluster, IncrementsFromEveryMemberAndSqlCountWhileAMemberJoins) {
+  elastic_cluster cl{pg};
+  for (int i = 0; i < 3; ++i) {
+    cl.start(i);
+  }
+  ASSERT_TRUE(cl.wait_owners({0, 1, 2}));
+  // An object that moves to the joining member d.
+  std::string obj;
+  for (int k = 0;; ++k) {
+    obj = "inc" + std::to_string(k);
+    if (cl.owner_of({0, 1, 2, 3}, obj) == 3) {
+      break;
+    }
+  }
+  put_record(cl.port(0), "t", obj, "items", "counter", R"({"n":0})");
+  std::vector<std::unique_ptr<ws_client>> hubs;
+  for (int i = 0; i < 3; ++i) {
+    hubs.push_back(hub_watch(cl.port(i), obj));
+  }
+  constexpr int per_writer = 40;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 3; ++i) {
+    writers.emplace_back([&, i] {
+      for (int k = 0; k < per_writer;) {
+        auto r = http(cl.port(i), "PATCH",
+                      "/v1/spaces/t/objects/" + obj + "/datasets/items/records/counter",
+                      R"({"$inc":{"n":1}})");
+        if (r.status == 200) {
+          ++k;
+        } else {
+          EXPECT_EQ(r.status, 503u) << r.body;
+          ++refused;
+          std::this_thread::sleep_for(20ms);
+        }
+      }
+    });
+  }
+  writers.emplace_back([&] {
+    for (int k = 0; k < per_writer; ++k) {
+      pg.sql(
+          "UPDATE weir_records SET doc = jsonb_set(doc, '{n}', to_jsonb((doc->>'n')::int + 1)) "
+          "WHERE object = '" +
+          obj + "' AND id = 'counter'");
+    }
+  });
+  std::this_thread::sleep_for(100ms);
+  cl.start(3);
+  for (auto& t : writers) {
+    t.join();
+  }
+  ASSERT_TRUE(cl.wait_owners({0, 1, 2, 3}));
+  constexpr int total = 4 * per_writer;
+  EXPECT_EQ(pg.sql("SELECT doc->>'n' FROM weir_records WHERE id = 'counter'"),
+            std::to_string(total));
+  std::printf("%d PATCHes answered 503 while the unit moved (sent again)\n", refused.load());
+  for (int i = 0; i < 3; ++i) {
+    auto f = hubs[i]->read_until(
+        [&](const json::object& f) {
+          EXPECT_FALSE(is_error_frame(f)) << json::serialize(f);
+          return frame_has(f, "counter", total);
+        },
+        15s);
+    EXPECT_FALSE(f.empty()) << "member " << cl.id(i) << " did not end on the sum";
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto fresh = windowed_query(cl.port(i), "t", "object",
+                                R"({"objectId":")" + obj + R"(","dataset":"items"})");
+    EXPECT_EQ(by_record_id(fresh.json().at("records")).at("counter").at("n"), json::value(total))
+        << "member " << cl.id(i);
+  }
 }
 
 }  // namespace
