@@ -42,6 +42,7 @@ struct commit_msg {
   std::uint64_t seq = 0;
   bool ok = true;
   std::string error;
+  std::string code;  ///< the store's error code when !ok
 };
 
 /// How a subscriber's results are encoded: Arc QueryResult bodies (shaped by its transfer

@@ -384,8 +384,10 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   return true;
 }
 
-/// Tells the shard once, when the last subscription just left (never for a no-op, so a late
-/// duplicate can't reach a newer query actor of the same key; the shard also checks the sender).
+/// Tells the shard that no subscription is left: when the last one just left, and after a reset
+/// (a query actor handed to a unit's new owner may have lost them all on the way). A duplicate
+/// is harmless: the shard retires the actor only if the sender is the key's current actor and
+/// no subscribe is on its way to it (`seen`).
 void went_idle(query_ptr self) {
   auto& st = self->state;
   if (st.subs.empty() && st.replicas.empty()) {

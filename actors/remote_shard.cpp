@@ -51,6 +51,9 @@ struct remote_query {
   std::uint64_t forwarded = 0;         // subscribes handed to `actor` (see query_idle_msg)
   bool up = false;
   std::uint64_t losses = 0;
+  /// An adopted query actor before its first snapshot from this owner: new subscribes wait (a
+  /// windowed one opened on the old rows would be closed by the reset).
+  bool awaiting_snapshot = false;
 };
 
 struct remote_state {
@@ -149,6 +152,14 @@ void on_watch(remote_ptr self, watch_msg& m) {
         e.waiting.clear();
       } else {
         self->send(e.actor, reset_msg{std::move(ev.snapshot)});
+        if (e.awaiting_snapshot) {
+          e.awaiting_snapshot = false;
+          for (auto& w : e.waiting) {
+            ++e.forwarded;
+            self->send(e.actor, std::move(w));
+          }
+          e.waiting.clear();
+        }
       }
       break;
     case watch_event::kind::update:
@@ -180,8 +191,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
       e.up = false;
       auto epoch = ++e.losses;
       auto wait = st.rt->opts.owner_unavailable_error_ms;
-      self->delayed_send(self, std::chrono::milliseconds{wait},
-                         owner_timeout_msg{ev.watch_id, epoch, {}});
+      self->delayed_send(self, std::chrono::milliseconds{wait}, owner_timeout_msg{0, epoch, key});
       break;
     }
     case watch_event::kind::failed:
@@ -255,6 +265,7 @@ void adopt(remote_ptr self, adopt_msg& m) {
   e.q = m.query;
   e.actor = m.actor;
   e.forwarded = m.forwarded;
+  e.awaiting_snapshot = true;
   self->send(m.actor, reparent_msg{caf::actor_cast<caf::actor>(self)});
   open_watch(self, key, e);
 }
@@ -329,7 +340,7 @@ caf::behavior remote_serving(remote_ptr self) {
           e.q = m.query;
           open_watch(self, key, e);
         }
-        if (e.actor) {
+        if (e.actor && !e.awaiting_snapshot) {
           ++e.forwarded;
           self->send(e.actor, std::move(m));
         } else {
@@ -343,11 +354,14 @@ caf::behavior remote_serving(remote_ptr self) {
           return;
         }
         auto& e = it->second;
+        auto waited = std::erase_if(
+            e.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
         if (e.actor) {
-          self->send(e.actor, std::move(m));
+          if (waited == 0) {
+            self->send(e.actor, std::move(m));
+          }
           return;
         }
-        std::erase_if(e.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
         if (e.waiting.empty()) {
           close_query(self, m.key);
         }

@@ -298,6 +298,16 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
   send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
 }
 
+void runtime::impl::reload_unit(const store::unit_key& unit, const caf::actor& self) {
+  std::lock_guard lock{shards_mu};
+  auto it = shards.find(unit_registry_key(unit));
+  if (stopping || it == shards.end() || it->second.actor != self) {
+    return;
+  }
+  it->second.actor = spawn_anywhere([&] { return spawn_shard(*this, unit, self); });
+  caf::anon_send(self, hand_over_msg{it->second.actor});
+}
+
 void runtime::refresh_held(write_command cmd, write_callback done) {
   store::unit_key unit{cmd.space, cmd.object};
   impl_->refresh_local(unit, std::move(cmd), std::move(done));
@@ -322,9 +332,9 @@ void runtime::impl::refresh_local(const store::unit_key& unit, write_command cmd
 
 void runtime::take_captured(store::captured_txn txn, std::function<void(bool taken)> applied) {
   auto& rows = txn.rows;
-  // With elastic membership the transaction goes by the owners in force at its commit: a unit's
-  // rows that its owner wrote need nothing; any other member's (one whose view of the owners
-  // lagged) or another program's are re-read by the owner.
+  // With elastic membership the transaction goes to the owners in force at its commit, whatever
+  // this node's view: a unit's new owner loaded it after the change of owners committed, so it
+  // holds every transaction before that, and hears of every one after.
   // One refresh per (unit, dataset), its ids in the order they came, at most this many per
   // command: a large transaction's refresh must fit one forwarded message (http.maxBodyBytes).
   constexpr std::size_t ids_per_refresh = 1000;
@@ -332,12 +342,6 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
       groups;
   std::size_t commands = 0;
   for (auto& r : rows) {
-    if (txn.owners && !txn.owners->empty() && !txn.writer.empty()) {
-      const auto& ids = *txn.owners;
-      if (ids[core::rendezvous_owner(ids, core::unit_name(r.space, r.object))] == txn.writer) {
-        continue;
-      }
-    }
     auto& parts = groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}];
     if (parts.empty() || parts.back().size() == ids_per_refresh) {
       parts.emplace_back();
@@ -422,7 +426,7 @@ void runtime::impl::update_principal_shares() {
   }
 }
 
-void runtime::ownership_changed() {
+void runtime::ownership_changed(bool reload_held) {
   auto& rt = *impl_;
   if (!rt.link) {
     return;
@@ -439,7 +443,7 @@ void runtime::ownership_changed() {
       auto nul = key.find('\0');
       store::unit_key unit{key.substr(0, nul), key.substr(nul + 1)};
       auto owner = rt.link->remote_owner(unit).value_or("");
-      if (owner == e.owner) {
+      if (owner == e.owner && !(reload_held && owner.empty())) {
         continue;
       }
       // The new entry waits for the old one's queries; whatever is sent to the unit from now

@@ -116,8 +116,10 @@ class runtime {
 
   /// The cluster's owners changed (elastic membership): every unit held here whose owner
   /// changed is handed from its old entry to a new one (its queries' subscribers get a fresh
-  /// baseline, windowed streams close with `server_shutdown`), and space-wide views end.
-  void ownership_changed();
+  /// baseline, windowed streams close with `server_shutdown`), and space-wide views end. With
+  /// `reload_held`, the units this node owns and holds are loaded again as well: this node
+  /// missed a change of owners (another member may have owned them meanwhile).
+  void ownership_changed(bool reload_held = false);
 
   /// Whether this node's store holds anything of `space`.
   bool has_local_space(const std::string& space) const;

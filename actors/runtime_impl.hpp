@@ -131,6 +131,10 @@ struct runtime::impl {
   /// the unit in memory (else there is nothing to refresh: its next load reads the rows).
   void refresh_local(const store::unit_key& unit, write_command cmd, write_callback done);
 
+  /// Replaces `self`, the shard of `unit`, with a fresh one that loads the unit again once
+  /// `self` handed its queries over (hand_over_msg). Nothing when `self` is no longer the entry.
+  void reload_unit(const store::unit_key& unit, const caf::actor& self);
+
   /// Each member's share of a signed-in caller's budgets (recomputed when members change).
   void update_principal_shares();
 

@@ -100,12 +100,15 @@ struct shard_state {
   /// to it may have been staged on what the correction replaced, so their `before` is taken
   /// from what was published instead.
   std::uint64_t rebase_through = 0;
+  /// Writes up to this sequence were refused by the store's fence (refuse_pending).
+  std::uint64_t refused_through = 0;
   std::unordered_map<std::string, view_entry> views;  // by query key
   /// Set once the unit's owner changed (hand_over_msg): what reaches this shard goes there,
   /// and the shard stops once its own writes are answered.
   caf::actor successor;
-  /// Spawned to take a unit over from `predecessor`: serving waits for its handover_done_msg.
+  /// Spawned to take a unit over from `predecessor`: loading waits for its handover_done_msg.
   caf::actor predecessor;
+  std::vector<adopt_msg> adopted;  // its query actors, taken over once the unit is loaded
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
   std::unordered_map<std::string, std::vector<view_entry*>> routes;
@@ -464,7 +467,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   auto vid = core::encode_version_id(seq);
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
-  store::write_batch batch{st.unit, seq, {}, std::nullopt, captured};
+  store::write_batch batch{st.unit, seq, {}, std::nullopt, captured, nullptr, nullptr};
   batch.writes.reserve(captured ? 0 : items.size());
   bool object_deleted = kind == write_kind::delete_object;
   // The object-deleted marker: set by an object delete, cleared by the next write after it.
@@ -508,7 +511,8 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   caf::actor me = caf::actor_cast<caf::actor>(self);
   auto corrected = batch.corrected;
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
-    caf::anon_send(me, commit_msg{seq, r.has_value(), r ? std::string{} : r.error().message});
+    caf::anon_send(me, r ? commit_msg{seq, true, {}, {}}
+                         : commit_msg{seq, false, r.error().message, r.error().code});
   });
   if (!queued) {
     done(std::move(queued).error());
@@ -836,8 +840,47 @@ void apply_corrections(pending_write& w) {
   w.changes = std::move(changes);
 }
 
+/// The store refused a write because another member owns the unit now (elastic membership's
+/// fence): nothing of it was applied, nor of the writes staged after it, which built on it.
+/// Each is answered with the refusal and leaves the overlay; what was published stays. The
+/// unit moves away once this node's view of the owners catches up.
+void refuse_pending(shard_ptr self, const commit_msg& m) {
+  auto& st = self->state;
+  auto e = core::make_error(m.code, m.error);
+  for (auto& w : st.pending) {
+    for (auto& c : *w.changes) {
+      const auto& id = c.after ? c.after->id : c.before->id;
+      auto key = overlay_key(c.dataset, id);
+      if (auto it = st.overlay.find(key); it != st.overlay.end() && it->second.seq == w.seq) {
+        st.overlay.erase(it);
+      }
+    }
+    if (w.done) {
+      w.done(e);
+    }
+  }
+  st.pending.clear();
+  st.refused_through = st.seq;
+}
+
 void handle_commit(shard_ptr self, const commit_msg& m) {
   auto& st = self->state;
+  if (m.seq <= st.refused_through && (st.pending.empty() || m.seq < st.pending.front().seq)) {
+    // A write already refused with those before it: the store refuses it too (its unit's owner
+    // is another member), or, should the owners have changed back within that moment,
+    // committed it after all. Then memory no longer holds what the store does: load again.
+    if (m.ok) {
+      std::fprintf(stderr,
+                   "weir: unit '%s/%s' committed a write it had refused; loading it again\n",
+                   st.unit.space.c_str(), st.unit.object.c_str());
+      st.rt->reload_unit(st.unit, caf::actor_cast<caf::actor>(self));
+    }
+    return;
+  }
+  if (!m.ok && m.code == "cluster.not_owner") {
+    refuse_pending(self, m);
+    return;
+  }
   if (!m.ok) {
     // A failed fsync leaves the WAL's state unknown; continuing would let memory diverge from
     // disk. Stop loudly and let the restart recover exactly what was made durable.
@@ -1018,10 +1061,12 @@ void on_idle_check(shard_ptr self) {
                 [&st] { return st.views.empty() && st.pending.empty() && st.refreshing == 0; });
 }
 
-/// Stops once the writes this shard sent to the store are answered (after a hand-over).
+/// Once the writes this shard sent to the store are answered (after a hand-over): tells the
+/// successor, which loads the unit only now, and stops.
 void finish_if_done(shard_ptr self) {
   auto& st = self->state;
   if (st.successor && st.pending.empty() && st.refreshing == 0) {
+    self->send(st.successor, handover_done_msg{});
     self->quit();
   }
 }
@@ -1035,7 +1080,6 @@ void hand_over(shard_ptr self, caf::actor successor) {
     self->send(v.actor, reparent_msg{successor});
     self->send(successor, adopt_msg{v.q, v.actor, v.forwarded});
   }
-  self->send(successor, handover_done_msg{});
   st.routes.clear();
   for (auto& [name, ds] : st.data) {
     for (auto& [k, ie] : ds.indexes) {
@@ -1063,15 +1107,18 @@ void adopt(shard_ptr self, adopt_msg& m) {
 }
 
 caf::behavior serving(shard_ptr self);
+caf::behavior loading(shard_ptr self);
 
-/// A successor waiting for its predecessor's query actors: everything else stays in the mailbox.
+/// A successor waiting for its predecessor's query actors, and for its writes to be answered:
+/// then it loads the unit, which holds them all. Everything else stays in the mailbox.
 caf::behavior taking_over(shard_ptr self) {
   return {
-      [self](adopt_msg& m) { adopt(self, m); },
+      [self](adopt_msg& m) { self->state.adopted.push_back(std::move(m)); },
       [self](handover_done_msg) {
-        self->state.predecessor = nullptr;
-        self->set_default_handler(caf::print_and_drop);
-        self->become(serving(self));
+        auto& st = self->state;
+        st.predecessor = nullptr;
+        st.rt->loader.load(st.unit, caf::actor_cast<caf::actor>(self));
+        self->become(loading(self));
       },
   };
 }
@@ -1079,7 +1126,9 @@ caf::behavior taking_over(shard_ptr self) {
 /// A predecessor after its hand-over: what still reaches it goes to the successor, and the
 /// store's answers to its own writes are delivered before it stops.
 caf::behavior handing_over(shard_ptr self) {
-  auto pass = [self](auto& m) { self->send(self->state.successor, std::move(m)); };
+  // Delegated, so the successor sees the original sender (a query actor's idle message is
+  // checked against it).
+  auto pass = [self](auto& m) { self->delegate(self->state.successor, std::move(m)); };
   return {
       [self](const commit_msg& m) {
         handle_commit(self, m);
@@ -1168,9 +1217,17 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     self->state.views.clear();
     self->quit(msg.reason);
   });
-  // Until the loader's answer arrives, every other message waits in the mailbox.
+  // Until the loader's answer arrives (and, for a successor, its predecessor's hand-over),
+  // every other message waits in the mailbox.
   self->set_default_handler(caf::skip);
+  if (predecessor) {
+    return taking_over(self);
+  }
   rt->loader.load(unit, caf::actor_cast<caf::actor>(self));
+  return loading(self);
+}
+
+caf::behavior loading(shard_ptr self) {
   return {
       [self](loaded_msg& m) {
         auto& st = self->state;
@@ -1183,9 +1240,12 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
           }
           // The unit cannot be read (store stopped, or an I/O error): this actor ends without
           // serving anything. Writes sent to it are answered server.unavailable by their guards;
-          // the next use tries again.
+          // the next use tries again. Query actors it adopted end with it (they monitor it).
           std::fprintf(stderr, "weir: cannot load unit '%s/%s': %s\n", st.unit.space.c_str(),
                        st.unit.object.c_str(), u.error->message.c_str());
+          for (auto& a : st.adopted) {
+            self->send(a.actor, stop_atom::value);
+          }
           self->quit(caf::sec::runtime_error);
           return;
         }
@@ -1196,10 +1256,10 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
           st.data[name].records = std::move(records);
         }
         touch(self);
-        if (st.predecessor) {
-          self->become(taking_over(self));  // the default handler still skips
-          return;
+        for (auto& a : st.adopted) {
+          adopt(self, a);
         }
+        st.adopted.clear();
         self->set_default_handler(caf::print_and_drop);
         self->become(serving(self));
       },

@@ -71,15 +71,9 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
                               "store.backend is postgres: set store.postgres.url or the "
                               "environment variable WEIR_POSTGRES_URL");
     }
-    if (p->cfg.cluster.elastic() && !p->cfg.postgres_change_capture) {
-      return core::make_error(
-          "config.invalid",
-          "elastic membership needs store.postgres.changeCapture: a unit that moves between "
-          "members learns the writes its previous owner committed late from the change stream");
-    }
-    auto store =
-        store::postgres_store::open({p->cfg.postgres_url, p->cfg.store_queue_capacity,
-                                     p->cfg.postgres_change_capture, p->cfg.cluster.node_id});
+    auto store = store::postgres_store::open({p->cfg.postgres_url, p->cfg.store_queue_capacity,
+                                              p->cfg.postgres_change_capture,
+                                              p->cfg.cluster.node_id, p->cfg.cluster.elastic()});
     if (!store) {
       return std::move(store).error();
     }

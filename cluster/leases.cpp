@@ -84,21 +84,30 @@ void cluster_node::impl::apply_round(store::membership_round round) {
     }
   }
   bool changed = false;
+  bool reload = false;
+  auto now = clock_type::now();
   {
     std::lock_guard lock{owners_mu};
     changed = round.epoch != epoch;
+    // Owners this node never saw (the epoch skipped one, e.g. its lease lapsed and another
+    // member took its units meanwhile), or a lapse of its own lease: the units it holds may
+    // have had writes it did not see. It loads them again.
+    reload = epoch != 0 &&
+             (round.epoch > epoch + 1 ||
+              (last_round && now - *last_round > std::chrono::milliseconds{opts.lease_ms}));
     if (changed) {
       epoch = round.epoch;
       owner_ids = std::make_shared<const std::vector<std::string>>(std::move(round.owners));
     }
     leases = std::move(round.leases);
-    last_round = clock_type::now();
+    last_round = now;
     lease_error.clear();
   }
-  if (changed) {
-    std::fprintf(stderr, "weir: cluster membership epoch %llu\n",
-                 static_cast<unsigned long long>(epoch));
-    rt.ownership_changed();
+  if (changed || reload) {
+    std::fprintf(stderr, "weir: cluster membership epoch %llu%s\n",
+                 static_cast<unsigned long long>(round.epoch),
+                 reload ? " (missed a change: the units held here load again)" : "");
+    rt.ownership_changed(reload);
   }
 }
 

@@ -48,6 +48,9 @@ struct write_batch {
   /// The records are already in the store as `writes` says (changes another program made there,
   /// read back by change capture): only the unit's sequence (and `deleted`) is written.
   bool captured = false;
+  /// Set by a store that refused this batch alone (the rest of its group committed): why. The
+  /// batch's answer is then that error. Stores set it up themselves; callers leave it null.
+  std::shared_ptr<core::error> refused;
   /// Filled by the store, before the batch is answered, with the records it wrote differently
   /// than `writes` says: updates applied again to a record another program changed meanwhile
   /// (`json` empty: that program had deleted it). Null: nobody asks.
@@ -76,12 +79,9 @@ struct captured_row {
   std::string id;
 };
 
-/// One committed transaction's changed rows, as change capture read them.
+/// One committed transaction of another program, as change capture read it.
 struct captured_txn {
   std::vector<captured_row> rows;
-  /// The Weir member that committed it ("" for another program). Only passed on when `owners`
-  /// is known: the rows of a unit whose owner wrote them need no re-read.
-  std::string writer;
   /// The owners of units in force at its commit (elastic membership: the membership record as
   /// the change stream carried it, or newer); null when membership is a static list, so this
   /// node's own view routes the rows.

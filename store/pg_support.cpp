@@ -64,4 +64,17 @@ core::result<PGconn*> connect(const std::string& url,
   return c;
 }
 
+std::string url_options(const std::string& url) {
+  std::string out;
+  if (PQconninfoOption* opts = PQconninfoParse(url.c_str(), nullptr)) {
+    for (auto* o = opts; o->keyword; ++o) {
+      if (std::string_view{o->keyword} == "options" && o->val) {
+        out = o->val;
+      }
+    }
+    PQconninfoFree(opts);
+  }
+  return out;
+}
+
 }  // namespace weir::store::pg

@@ -39,6 +39,10 @@ std::string trim(std::string s);
 /// Runs `sql` with text parameters.
 result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& params = {});
 
+/// The `options` a connection string sets itself (a search_path, say), so that settings a
+/// connection adds can come after them instead of replacing them.
+std::string url_options(const std::string& url);
+
 /// Connects with bounded waits unless the URL says otherwise: a database that stops answering
 /// must fail a connect or a statement within seconds, not hang a thread on TCP's two hours.
 /// `extra` settings (a replication connection's, an application name) override the URL's.

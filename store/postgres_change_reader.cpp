@@ -39,21 +39,6 @@ constexpr std::size_t max_in_flight = 1024;
 /// reader's name in pg_stat_replication.
 constexpr std::string_view app_prefix = "weir:";
 
-/// The `options` the store's URL sets itself (a search_path, say), so that those this reader
-/// adds come after them instead of replacing them.
-std::string url_options(const std::string& url) {
-  std::string out;
-  if (PQconninfoOption* opts = PQconninfoParse(url.c_str(), nullptr)) {
-    for (auto* o = opts; o->keyword; ++o) {
-      if (std::string_view{o->keyword} == "options" && o->val) {
-        out = o->val;
-      }
-    }
-    PQconninfoFree(opts);
-  }
-  return out;
-}
-
 std::string lsn_text(std::uint64_t lsn) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(lsn >> 32),
@@ -164,7 +149,6 @@ struct postgres_change_reader::impl {
   std::map<std::uint32_t, relation> relations;
   bool in_txn = false;
   bool own_txn = false;
-  std::string writer;  // a Weir transaction's writer
   // The owners in force (elastic membership): the record's at session start, then each
   // membership change the stream carries, in commit order.
   std::shared_ptr<const std::vector<std::string>> owners;
@@ -247,7 +231,7 @@ struct postgres_change_reader::impl {
     // not just ours. Statements on the lock connection (the slot's creation waits for running
     // transactions) are bounded, so stop() never waits on them for long.
     const std::string server_side =
-        url_options(opts.url) +
+        pg::url_options(opts.url) +
         " -c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 "
         "-c tcp_user_timeout=30000";
     auto lock_conn =
@@ -463,7 +447,6 @@ struct postgres_change_reader::impl {
         txn_xid = c.u32();
         in_txn = true;
         own_txn = false;
-        writer.clear();
         rows.clear();
         break;
       case 'M': {
@@ -473,8 +456,7 @@ struct postgres_change_reader::impl {
         auto len = c.u32();
         auto content = c.bytes(len);
         if ((flags & 1) && in_txn && prefix == "weir") {
-          own_txn = true;
-          writer.assign(content);
+          own_txn = true;  // its content names the member that wrote it
         } else if ((flags & 1) && prefix == membership_message_prefix) {
           if (auto m = postgres_leases::parse_message(content); m && m->first > owners_epoch) {
             owners_epoch = m->first;
@@ -521,7 +503,7 @@ struct postgres_change_reader::impl {
             return "an unexpected tuple marker in a change";
           }
           auto row = tuple(c, rel == relations.end() ? nullptr : &rel->second);
-          if (row && in_txn && (!own_txn || owners)) {
+          if (row && in_txn && !own_txn) {
             rows.push_back(std::move(*row));
           }
         }
@@ -621,7 +603,7 @@ struct postgres_change_reader::impl {
   /// and its position is confirmed once they are applied — in order, after every earlier one.
   std::string committed(std::uint64_t end) {
     received = std::max(received, end);
-    if ((own_txn && !owners) || rows.empty()) {
+    if (own_txn || rows.empty()) {
       std::lock_guard lock{flight->mu};
       flight->entries.push_back({end, true});
       rows.clear();
@@ -657,12 +639,11 @@ struct postgres_change_reader::impl {
       (taken ? e.applied : e.failed) = true;
       f->cv.notify_all();
     };
-    if (!own_txn) {
+    {
       std::lock_guard lock{status_mu};
       ++st.transactions;
     }
-    sink(captured_txn{std::move(rows), own_txn ? writer : std::string{}, owners},
-         std::move(applied));
+    sink(captured_txn{std::move(rows), owners}, std::move(applied));
     rows.clear();
     return {};
   }

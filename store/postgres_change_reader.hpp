@@ -11,7 +11,10 @@
 // sink said its rows were applied, so a new reader resumes exactly there: nothing is missed,
 // and what is read twice (applied but not yet confirmed when the reader died) changes nothing,
 // because owners re-read such rows and compare. Weir's own transactions carry a logical message
-// (prefix "weir") and are skipped: their owners applied them already.
+// (prefix "weir", naming the member) and are skipped: their owners applied them already. With
+// elastic membership the stream also carries each change of the owners (prefix
+// "weir-membership", postgres_leases); each transaction is handed on with the owners in force
+// at its commit, which route it.
 //
 // libpq's replication protocol is used directly (START_REPLICATION in COPY BOTH mode, pgoutput
 // protocol version 1): the format is small and documented, and no library in Debian parses it.

@@ -79,7 +79,14 @@ struct postgres_leases::impl {
       return conn;
     }
     close();
-    auto c = pg::connect(opts.url, {{"application_name", "weir membership:" + opts.member}});
+    // Bounded waits: a member frozen inside a change of owners (its session alive, its
+    // transaction open) must not hold the record's row, and every other member's round, for
+    // long; nor may a round outlast a lease.
+    auto c = pg::connect(
+        opts.url,
+        {{"application_name", "weir membership:" + opts.member},
+         {"options", pg::url_options(opts.url) + " -c lock_timeout=2000 -c statement_timeout=5000"
+                                                 " -c idle_in_transaction_session_timeout=5000"}});
     if (!c) {
       return core::make_error("store.unavailable", c.error().message);
     }

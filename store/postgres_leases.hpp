@@ -4,10 +4,12 @@
 //
 // Why lease rows rather than the headless Service's DNS: a cluster on the postgres backend
 // already depends on PostgreSQL and nothing else, the lease's expiry is judged by one clock
-// (the database's), a draining member can say so before it goes, and the epoch change is a
-// transaction that also writes a logical message into the change stream — so change capture
-// knows exactly which owners were in force at each transaction it reads (see
-// postgres_change_reader), which is what lets a moved unit miss nothing.
+// (the database's), a draining member can say so before it goes, and the record lives where
+// the writes commit: each of Weir's write transactions share-locks its row and commits only
+// units it names this member the owner of (postgres_store's fence), so a change of owners
+// waits for those commits and a new owner's load sees them all. The change also writes a
+// logical message into the change stream, so change capture knows which owners were in force
+// at each transaction it reads (postgres_change_reader).
 //
 // One renew() per round: the member extends its own lease, reads every lease, and when the
 // live, non-draining members differ from the owners on record, moves the record to them

@@ -19,6 +19,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/record_rules.hpp"
+#include "core/rendezvous.hpp"
 #include "core/update_ops.hpp"
 #include "core/version_id.hpp"
 #include "store/group_commit_queue.hpp"
@@ -370,11 +371,23 @@ struct postgres_store::impl {
       return core::make_error(conflict ? "store.conflict" : "store.write_failed",
                               "PostgreSQL did not commit the write: " + trim(r.error()));
     };
-    // The marker tells change capture that this transaction is Weir's own: its owners applied
-    // it already, so the reader skips it (a transactional logical message, in the same
-    // round trip as BEGIN; any role may emit one, and it costs a few bytes of WAL).
+    // The marker tells change capture that this transaction is Weir's own: its owner applied it
+    // already, so the reader skips it (a transactional logical message, in the same round trip
+    // as BEGIN; any role may emit one, and it costs a few bytes of WAL). It names this member.
     if (auto r = result_ptr{PQexec(writer_conn, begin_sql.c_str())}; !r.ok()) {
       return fail(r);
+    }
+    if (opts.fence) {
+      auto owned = check_ownership(group);
+      if (!owned) {
+        exec(writer_conn, "ROLLBACK");
+        return std::move(owned).error();
+      }
+      if (owned->size() < group.size()) {
+        // Some units have another owner now: commit the others without them.
+        exec(writer_conn, "ROLLBACK");
+        return owned->empty() ? core::result<void>{} : commit(*owned);
+      }
     }
     key_text.clear();
     std::map<record_key, locked_row> stored;  // PATCHed rows as they are now (locked)
@@ -472,7 +485,8 @@ struct postgres_store::impl {
       auto r = exec(writer_conn,
                     "INSERT INTO weir_units (space, object, seq) "
                     "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
-                    "ON CONFLICT (space, object) DO UPDATE SET seq = excluded.seq",
+                    "ON CONFLICT (space, object) "
+                    "DO UPDATE SET seq = greatest(weir_units.seq, excluded.seq)",
                     seqs.finish());
       if (!r.ok()) {
         return fail(r);
@@ -483,7 +497,8 @@ struct postgres_store::impl {
                     "INSERT INTO weir_units (space, object, seq, deleted) "
                     "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[]) "
                     "ON CONFLICT (space, object) "
-                    "DO UPDATE SET seq = excluded.seq, deleted = excluded.deleted",
+                    "DO UPDATE SET seq = greatest(weir_units.seq, excluded.seq), "
+                    "deleted = excluded.deleted",
                     marks.finish());
       if (!r.ok()) {
         return fail(r);
@@ -493,6 +508,54 @@ struct postgres_store::impl {
       return fail(r);
     }
     return {};
+  }
+
+  /// Elastic membership's fence: this member commits a unit's writes only while the membership
+  /// record names it the unit's owner. The record's row stays share-locked until COMMIT, so a
+  /// change of owners waits for this transaction, and a new owner (which loads only once it saw
+  /// the change) sees everything its predecessor committed; a member whose view lags gets
+  /// cluster.not_owner instead of writing beside the new owner.
+  core::result<std::vector<group_commit_queue::pending>> check_ownership(
+      const std::vector<group_commit_queue::pending>& group) {
+    auto r =
+        exec(writer_conn, "SELECT array_to_string(owners, E'\\n') FROM weir_membership FOR SHARE");
+    if (!r.ok()) {
+      const char* state = PQresultErrorField(r.r, PG_DIAG_SQLSTATE);
+      std::string_view code = state ? state : "";
+      bool conflict = code == "40P01" || code == "40001" || code == "55P03" || code == "57014";
+      return core::make_error(conflict ? "store.conflict" : "store.write_failed",
+                              "PostgreSQL did not commit the write: " + trim(r.error()));
+    }
+    std::vector<std::string> owners;
+    if (PQntuples(r.r) == 1) {
+      std::string_view all = PQgetvalue(r.r, 0, 0);
+      while (!all.empty()) {
+        auto nl = all.find('\n');
+        owners.emplace_back(all.substr(0, nl));
+        all.remove_prefix(nl == std::string_view::npos ? all.size() : nl + 1);
+      }
+    }
+    std::sort(owners.begin(), owners.end());
+    std::vector<group_commit_queue::pending> owned;
+    for (const auto& p : group) {
+      const auto& u = p.batch.unit;
+      if (owners.empty()) {
+        owned.push_back(p);  // no owners recorded yet
+        continue;
+      }
+      const auto& owner =
+          owners[core::rendezvous_owner(owners, core::unit_name(u.space, u.object))];
+      if (owner == opts.member) {
+        owned.push_back(p);
+      } else if (p.batch.refused) {
+        *p.batch.refused = core::make_error(
+            "cluster.not_owner", "member '" + opts.member + "' no longer owns object '" + u.object +
+                                     "' of space '" + u.space + "' ('" + owner +
+                                     "' does now: the cluster's owners changed); nothing was "
+                                     "applied: retry");
+      }
+    }
+    return owned;
   }
 
   /// A connection, reconnected when it broke (under its mutex).
@@ -676,7 +739,21 @@ std::vector<std::string> postgres_store::objects_with_dataset(const std::string&
 }
 
 core::result<void> postgres_store::submit(write_batch batch, commit_callback done) {
-  return impl_->writer->submit(std::move(batch), std::move(done));
+  if (!impl_->opts.fence) {
+    return impl_->writer->submit(std::move(batch), std::move(done));
+  }
+  // The fence may refuse this batch alone (another member owns its unit now) while the rest of
+  // its group commits.
+  auto refused = std::make_shared<core::error>();
+  batch.refused = refused;
+  return impl_->writer->submit(std::move(batch),
+                               [refused, done = std::move(done)](core::result<void> r) {
+                                 if (r && !refused->code.empty()) {
+                                   done(*refused);
+                                 } else {
+                                   done(std::move(r));
+                                 }
+                               });
 }
 
 std::size_t postgres_store::queued() const {

@@ -21,9 +21,11 @@ class postgres_store final : public durable_store {
     std::size_t queue_capacity = 4096;  ///< batches waiting for the writer; beyond → refused
     /// Report what other programs commit to weir_records (store.postgres.changeCapture).
     bool change_capture = true;
-    /// This member's id, named as the writer of each transaction it commits (change capture
-    /// routes a transaction another member wrote to the unit's owner).
+    /// This member's id, named as the writer of each transaction it commits.
     std::string member;
+    /// Elastic membership: commit a unit's writes only while the membership record names
+    /// `member` its owner (else cluster.not_owner, nothing applied).
+    bool fence = false;
   };
 
   /// Connects (writer and reader), applies the schema migrations that are missing, starts the

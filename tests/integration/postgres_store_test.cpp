@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <boost/json.hpp>
 
 #include "cluster_support.hpp"
+#include "core/rendezvous.hpp"
 #include "pg_instance.hpp"
 #include "process_support.hpp"
 #include "store/postgres_store.hpp"
@@ -122,7 +124,7 @@ TEST_F(PostgresStore, TheSchemaIsMigratedOnceAndANewerOneIsRefused) {
                    "FROM weir_schema_migrations"),
             all);
   pg.sql("INSERT INTO weir_schema_migrations (version, description) VALUES (999, 'future')");
-  auto r = store::postgres_store::open({pg.url(), 16, true, ""});
+  auto r = store::postgres_store::open({pg.url(), 16, true, "", false});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "store.open_failed");
   EXPECT_NE(r.error().message.find("newer than this build"), std::string::npos)
@@ -239,10 +241,66 @@ TEST_F(PostgresStore, ARoleWithoutCreateRunsOnASchemaMadeBeforehand) {
   EXPECT_FALSE(put_record(node->http_port(), "t", "o1", "items", "a", R"({"n":1})").empty());
 }
 
+// Elastic membership's fence: a member commits a unit's writes only while the membership
+// record names it the unit's owner. A group mixing owned and not-owned units commits the owned
+// ones; the others are refused with cluster.not_owner and leave nothing in the table.
+TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember) {
+  // Open (and migrate) once, then record owners: b alone, then a and b.
+  auto opened = store::postgres_store::open({pg.url(), 16, false, "a", true});
+  ASSERT_TRUE(opened) << opened.error().message;
+  auto& st = *opened.value();
+  auto write = [&](const std::string& object, std::uint64_t seq) {
+    auto p = std::make_shared<std::promise<core::result<void>>>();
+    auto f = p->get_future();
+    store::write_batch b;
+    b.unit = {"t", object};
+    b.seq = seq;
+    b.writes.push_back({"items", "r", R"({"id":"r","n":1})", {}, {}});
+    auto q = st.submit(std::move(b), [p](core::result<void> r) { p->set_value(std::move(r)); });
+    EXPECT_TRUE(q);
+    return f;
+  };
+  pg.sql("INSERT INTO weir_membership (epoch, owners) VALUES (1, '{b}')");
+  auto refused = write("o1", 1).get();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "cluster.not_owner");
+  EXPECT_NE(refused.error().message.find("'b' does now"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records"), "0");
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_units"), "0");
+
+  // Owners a and b: find one object each owns, and write both in one group (queued together
+  // behind a held lock on the record's row, so the writer takes them as one group).
+  pg.sql("UPDATE weir_membership SET epoch = 2, owners = '{a,b}'");
+  std::vector<std::string> ab{"a", "b"};
+  std::string mine, theirs;
+  for (int k = 0; mine.empty() || theirs.empty(); ++k) {
+    auto obj = "p" + std::to_string(k);
+    (core::rendezvous_owner(ab, core::unit_name("t", obj)) == 0 ? mine : theirs) = obj;
+  }
+  std::thread blocker{[&] {
+    pg.sql("BEGIN; SELECT epoch FROM weir_membership FOR UPDATE; SELECT pg_sleep(1.5); COMMIT");
+  }};
+  std::this_thread::sleep_for(500ms);
+  auto first = write(mine, 1);  // its group waits for the lock; the next two queue behind it
+  std::this_thread::sleep_for(200ms);
+  auto second = write(theirs, 1);
+  auto third = write(mine, 2);
+  blocker.join();
+  EXPECT_TRUE(first.get());
+  auto r2 = second.get();
+  ASSERT_FALSE(r2);
+  EXPECT_EQ(r2.error().code, "cluster.not_owner");
+  EXPECT_TRUE(third.get());
+  EXPECT_EQ(pg.sql("SELECT string_agg(object, ',' ORDER BY object) FROM weir_records"), mine);
+  EXPECT_EQ(pg.sql("SELECT seq FROM weir_units WHERE object = '" + mine + "'"), "2");
+  st.stop();
+}
+
 TEST(PostgresStoreStart, AnUnreachableDatabaseRefusesTheStartClearly) {
   auto r = store::postgres_store::open(
       {"host=127.0.0.1 port=" + std::to_string(free_port()) + " user=weir connect_timeout=2", 16,
-       true, ""});
+       true, "", false});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "store.open_failed");
   EXPECT_NE(r.error().message.find("cannot connect to PostgreSQL"), std::string::npos)
