@@ -121,8 +121,11 @@ class cluster_link {
   /// `done` runs once, on any thread.
   virtual void space_exists(const std::string& space, std::function<void(bool)> done) = 0;
 
-  /// Ready for traffic: a majority of the members (this one included) is reachable.
+  /// Ready for traffic: a majority of the members (this one included) is reachable (a static
+  /// list), or this member's lease was renewed within its term (elastic membership).
   virtual bool ready() const = 0;
+  /// Members register in PostgreSQL with leases instead of a configured list.
+  virtual bool elastic() const { return false; }
   /// The whole cluster's health as JSON (see docs/operations.md), with 200 when every member
   /// is up and none is draining, 503 otherwise.
   virtual std::pair<unsigned, std::string> health() const = 0;

@@ -117,6 +117,7 @@ class cluster_node final : public actors::cluster_link {
   void remote_connections(const core::health_scope& scope,
                           std::function<void(std::vector<core::connection_health>)> done) override;
   bool ready() const override;
+  bool elastic() const override;
   std::pair<unsigned, std::string> health() const override;
 
   struct impl;

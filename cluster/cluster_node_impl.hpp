@@ -77,7 +77,8 @@ struct cluster_node::impl {
   std::shared_ptr<const std::vector<std::string>> owner_ids;
   std::uint64_t epoch = 0;
   std::vector<store::member_lease> leases;
-  std::optional<clock_type::time_point> last_round;  // the last successful lease round
+  std::optional<clock_type::time_point> last_round;    // the last successful lease round
+  std::optional<clock_type::time_point> settle_until;  // after a lapse: record no owners yet
   std::string lease_error;
   std::uint64_t rounds = 0;
   std::condition_variable rounds_cv;

@@ -13,7 +13,22 @@ void cluster_node::impl::lease_loop() {
   std::unique_lock run_lock{run_mu};
   while (running) {
     run_lock.unlock();
-    auto round = opts.leases->renew(draining.load());
+    // Back from rounds that failed for longer than a lease (the database was out of reach, for
+    // every member perhaps): renew, but let the others renew too before judging whose lease
+    // ran out, instead of recording owners from leases nobody could renew.
+    bool settling = false;
+    {
+      std::lock_guard lock{owners_mu};
+      settling = settle_until && clock_type::now() < *settle_until;
+    }
+    auto round = opts.leases->renew(draining.load(), !settling);
+    if (!round) {
+      std::lock_guard lock{owners_mu};
+      auto now = clock_type::now();
+      if (last_round && now - *last_round > std::chrono::milliseconds{opts.lease_ms}) {
+        settle_until = now + std::chrono::milliseconds{opts.lease_ms};
+      }
+    }
     if (round) {
       apply_round(std::move(round.value()));
     } else {
@@ -121,6 +136,10 @@ core::result<void> cluster_node::join() {
   }
   impl_->apply_round(std::move(round.value()));
   return {};
+}
+
+bool cluster_node::elastic() const {
+  return impl_->elastic();
 }
 
 owners_view cluster_node::owners() const {

@@ -16,6 +16,10 @@ std::pair<unsigned, std::string> readiness(server_context& ctx) {
     return {503, R"({"status":"draining"})"};
   }
   if (auto* link = ctx.rt.cluster(); link && !link->ready()) {
+    if (link->elastic()) {
+      return {503, R"({"status":"no lease","message":"this member has not renewed its lease in )"
+                   R"(PostgreSQL within cluster.leaseMs"})"};
+    }
     return {
         503,
         R"({"status":"no quorum","message":"fewer than a majority of the members are reachable"})"};

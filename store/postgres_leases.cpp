@@ -133,7 +133,7 @@ postgres_leases::postgres_leases(options opts) : impl_(std::make_unique<impl>())
 
 postgres_leases::~postgres_leases() = default;
 
-core::result<membership_round> postgres_leases::renew(bool draining) {
+core::result<membership_round> postgres_leases::renew(bool draining, bool may_record) {
   auto c = impl_->connection();
   if (!c) {
     return std::move(c).error();
@@ -193,7 +193,7 @@ core::result<membership_round> postgres_leases::renew(bool draining) {
     return std::move(r).error();
   }
   // Never no owners at all: while every member drains, the last owners stay on record.
-  if (!wanted.empty() && wanted != out.owners) {
+  if (may_record && !wanted.empty() && wanted != out.owners) {
     if (auto r = impl_->record(*c, out.epoch, wanted); !r) {
       impl_->close();
       return std::move(r).error();

@@ -66,10 +66,11 @@ class postgres_leases {
   postgres_leases(const postgres_leases&) = delete;
   postgres_leases& operator=(const postgres_leases&) = delete;
 
-  /// Renews this member's lease (`draining` says it is leaving: it stops owning units), and
-  /// records the live members as the owners when they changed. Reconnects as needed.
-  /// Errors: store.unavailable (the database could not be reached or refused a statement).
-  core::result<membership_round> renew(bool draining);
+  /// Renews this member's lease (`draining` says it is leaving: it stops owning units), and,
+  /// with `may_record`, records the live members as the owners when they changed. Reconnects
+  /// as needed. Errors: store.unavailable (the database could not be reached or refused a
+  /// statement).
+  core::result<membership_round> renew(bool draining, bool may_record = true);
 
   /// Removes this member's lease and, when it was an owner, records the owners without it.
   void leave();

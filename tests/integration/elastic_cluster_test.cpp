@@ -73,6 +73,7 @@ class elastic_cluster {
     ASSERT_TRUE(procs_[i]->started()) << procs_[i]->log();
   }
   void kill(int i) { procs_[i]->kill(); }
+  std::string log(int i) { return procs_[i]->log(); }
   int terminate(int i) { return procs_[i]->terminate(20s); }
 
   /// /cluster/health as member `i` answers it (null when it does not).
@@ -491,6 +492,70 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
   }
   ASSERT_TRUE(c.at("reader").is_string());
   EXPECT_NE(c.at("reader"), json::value(cl.id(victim)));
+}
+
+// Members whose lease rounds fail (here: the lease table is away) turn unready with "no lease"
+// once leaseMs passed; when the rounds work again they are ready, load the units they hold again
+// (they may have missed a change of owners meanwhile) and serve on.
+TEST_F(ElasticCluster, MembersCutOffFromTheirLeasesTurnUnreadyAndRecover) {
+  elastic_cluster cl{pg};
+  for (int i = 0; i < 3; ++i) {
+    cl.start(i);
+  }
+  ASSERT_TRUE(cl.wait_owners({0, 1, 2}));
+  EXPECT_EQ(http(cl.port(0), "GET", "/readyz").status, 200u);
+  put_record(cl.port(0), "t", "lapse", "items", "seed", R"({"n":0})");
+  auto hub = hub_watch(cl.port(1), "lapse");
+
+  pg.sql("ALTER TABLE weir_members RENAME TO weir_members_away");
+  auto deadline = clock_type::now() + 10s;
+  http_response r;
+  while (clock_type::now() < deadline) {
+    r = http(cl.port(0), "GET", "/readyz");
+    if (r.status == 503) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(r.status, 503u) << r.body;
+  EXPECT_EQ(r.json().at("status"), "no lease") << r.body;
+  auto h = cl.health(0);
+  EXPECT_TRUE(h.at("membership").at("error").is_string()) << json::serialize(h);
+  EXPECT_EQ(h.at("status"), "degraded");
+  auto epoch = h.at("membership").at("epoch").as_int64();
+  // Every member out of reach of its lease for longer than leaseMs.
+  for (int i = 1; i < 3; ++i) {
+    deadline = clock_type::now() + 10s;
+    while (http(cl.port(i), "GET", "/readyz").status != 503 && clock_type::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  std::this_thread::sleep_for(500ms);
+
+  pg.sql("ALTER TABLE weir_members_away RENAME TO weir_members");
+  ASSERT_TRUE(cl.wait_owners({0, 1, 2}));
+  // Back together, nobody was dropped for a lease nobody could renew: the owners never changed.
+  EXPECT_EQ(cl.health(0).at("membership").at("epoch").as_int64(), epoch);
+  for (int i = 0; i < 3; ++i) {
+    deadline = clock_type::now() + 5s;
+    while (http(cl.port(i), "GET", "/readyz").status != 200 && clock_type::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(http(cl.port(i), "GET", "/readyz").status, 200u) << cl.id(i);
+  }
+  put_record(cl.port(2), "t", "lapse", "items", "after", R"({"n":5})");
+  auto f = hub->read_until(
+      [](const json::object& f) {
+        EXPECT_FALSE(is_error_frame(f)) << json::serialize(f);
+        return frame_has(f, "after", 5);
+      },
+      10s);
+  EXPECT_FALSE(f.empty());
+  bool reloaded = false;
+  for (int i = 0; i < 3; ++i) {
+    reloaded = reloaded || cl.log(i).find("the units held here load again") != std::string::npos;
+  }
+  EXPECT_TRUE(reloaded) << "no member loaded its units again after its lease lapsed";
 }
 
 // $inc through every member and from SQL on one record while a fourth member joins (the unit
