@@ -126,6 +126,8 @@ class cluster_link {
   virtual bool ready() const = 0;
   /// Members register in PostgreSQL with leases instead of a configured list.
   virtual bool elastic() const { return false; }
+  /// The epoch of the owners this node routes by (elastic membership; 0 for a static list).
+  virtual std::uint64_t owners_epoch() const { return 0; }
   /// The whole cluster's health as JSON (see docs/operations.md), with 200 when every member
   /// is up and none is draining, 503 otherwise.
   virtual std::pair<unsigned, std::string> health() const = 0;

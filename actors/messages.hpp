@@ -145,6 +145,12 @@ struct adopt_msg {
 /// Predecessor → successor: every query actor was handed over; serve.
 struct handover_done_msg {};
 
+/// Runtime → a shard whose unit stays with this node across a change of owners: its state is
+/// valid under `epoch` too (write_batch::epoch).
+struct epoch_msg {
+  std::uint64_t epoch = 0;
+};
+
 /// Predecessor → query actor: `shard` runs you now. Windowed streams close with
 /// `server_shutdown` (their client subscribes again, Decision 5); the successor sends a fresh
 /// snapshot (reset_msg) that every hub and direct subscriber gets as a baseline.
@@ -235,3 +241,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::hand_over_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::adopt_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::handover_done_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reparent_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::epoch_msg)

@@ -63,6 +63,9 @@ struct remote_state {
   std::unordered_map<std::string, remote_query> queries;  // by query key
   std::unordered_map<std::uint64_t, std::string> by_watch;
   unit_idleness idle;
+  /// Numbers every loss of every query (remote_query::losses): a timer of a query that was
+  /// closed cannot match a later query of the same key.
+  std::uint64_t losses = 0;
   static inline const char* name = "weir.remote_shard";
 };
 
@@ -189,7 +192,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
         break;  // already counting down
       }
       e.up = false;
-      auto epoch = ++e.losses;
+      auto epoch = e.losses = ++st.losses;
       auto wait = st.rt->opts.owner_unavailable_error_ms;
       self->delayed_send(self, std::chrono::milliseconds{wait}, owner_timeout_msg{0, epoch, key});
       break;
@@ -205,7 +208,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
         e.watch_id = 0;
         if (e.up || e.losses == 0) {
           e.up = false;
-          auto epoch = ++e.losses;
+          auto epoch = e.losses = ++st.losses;
           self->delayed_send(self,
                              std::chrono::milliseconds{st.rt->opts.owner_unavailable_error_ms},
                              owner_timeout_msg{0, epoch, key});
@@ -377,7 +380,9 @@ caf::behavior remote_serving(remote_ptr self) {
         touch(self);
         auto& st = self->state;
         auto it = st.queries.find(m.key);
-        if (it != st.queries.end() && it->second.actor && it->second.forwarded == m.seen &&
+        // Not while subscribes wait for an adopted actor's first snapshot: they go to it then.
+        if (it != st.queries.end() && it->second.actor && it->second.waiting.empty() &&
+            it->second.forwarded == m.seen &&
             caf::actor_cast<caf::actor_addr>(self->current_sender()) ==
                 it->second.actor.address()) {
           close_query(self, m.key);

@@ -432,6 +432,7 @@ void runtime::ownership_changed(bool reload_held) {
     return;
   }
   rt.update_principal_shares();
+  auto epoch = rt.link->owners_epoch();
   std::vector<caf::actor> views;
   std::size_t moved = 0;
   {
@@ -444,6 +445,9 @@ void runtime::ownership_changed(bool reload_held) {
       store::unit_key unit{key.substr(0, nul), key.substr(nul + 1)};
       auto owner = rt.link->remote_owner(unit).value_or("");
       if (owner == e.owner && !(reload_held && owner.empty())) {
+        if (owner.empty()) {
+          caf::anon_send(e.actor, epoch_msg{epoch});  // its state holds under these owners too
+        }
         continue;
       }
       // The new entry waits for the old one's queries; whatever is sent to the unit from now

@@ -102,6 +102,11 @@ struct shard_state {
   std::uint64_t rebase_through = 0;
   /// Writes up to this sequence were refused by the store's fence (refuse_pending).
   std::uint64_t refused_through = 0;
+  /// Batches handed to the store and not answered yet (pending, or refused but still queued).
+  std::size_t in_store = 0;
+  /// Elastic membership: the epoch of the owners this shard's state is valid under (from its
+  /// spawn, moved on while its unit stays here): stamped on each batch, for the store's fence.
+  std::uint64_t valid_epoch = 0;
   std::unordered_map<std::string, view_entry> views;  // by query key
   /// Set once the unit's owner changed (hand_over_msg): what reaches this shard goes there,
   /// and the shard stops once its own writes are answered.
@@ -467,7 +472,8 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   auto vid = core::encode_version_id(seq);
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
-  store::write_batch batch{st.unit, seq, {}, std::nullopt, captured, nullptr, nullptr};
+  store::write_batch batch{st.unit,        seq,     {},     std::nullopt, captured,
+                           st.valid_epoch, nullptr, nullptr};
   batch.writes.reserve(captured ? 0 : items.size());
   bool object_deleted = kind == write_kind::delete_object;
   // The object-deleted marker: set by an object delete, cleared by the next write after it.
@@ -518,6 +524,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     done(std::move(queued).error());
     return;
   }
+  ++st.in_store;
   st.seq = seq;
   for (auto& c : *changes) {
     const auto& id = c.after ? c.after->id : c.before->id;
@@ -865,6 +872,7 @@ void refuse_pending(shard_ptr self, const commit_msg& m) {
 
 void handle_commit(shard_ptr self, const commit_msg& m) {
   auto& st = self->state;
+  --st.in_store;
   if (m.seq <= st.refused_through && (st.pending.empty() || m.seq < st.pending.front().seq)) {
     // A write already refused with those before it: the store refuses it too (its unit's owner
     // is another member), or, should the owners have changed back within that moment,
@@ -1065,7 +1073,7 @@ void on_idle_check(shard_ptr self) {
 /// successor, which loads the unit only now, and stops.
 void finish_if_done(shard_ptr self) {
   auto& st = self->state;
-  if (st.successor && st.pending.empty() && st.refreshing == 0) {
+  if (st.successor && st.pending.empty() && st.refreshing == 0 && st.in_store == 0) {
     self->send(st.successor, handover_done_msg{});
     self->quit();
   }
@@ -1145,6 +1153,7 @@ caf::behavior handing_over(shard_ptr self) {
       [pass](rebaseline_msg& m) { pass(m); },
       [pass](query_idle_msg& m) { pass(m); },
       [](idle_atom) {},
+      [](const epoch_msg&) {},
   };
 }
 
@@ -1184,6 +1193,9 @@ caf::behavior serving(shard_ptr self) {
       },
       [self](idle_atom) { on_idle_check(self); },
       [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
+      [self](const epoch_msg& m) {
+        self->state.valid_epoch = std::max(self->state.valid_epoch, m.epoch);
+      },
       [self](hand_over_msg& m) {
         hand_over(self, std::move(m.successor));
         self->become(handing_over(self));
@@ -1196,6 +1208,8 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
                              caf::actor predecessor) {
   self->state.rt = rt;
   self->state.unit = unit;
+  // Before the load: the state it loads is at least as new as these owners.
+  self->state.valid_epoch = rt->link ? rt->link->owners_epoch() : 0;
   if (predecessor) {
     // Should the predecessor end without finishing its hand-over, serve without its queries.
     self->state.predecessor = predecessor;

@@ -118,6 +118,7 @@ class cluster_node final : public actors::cluster_link {
                           std::function<void(std::vector<core::connection_health>)> done) override;
   bool ready() const override;
   bool elastic() const override;
+  std::uint64_t owners_epoch() const override;
   std::pair<unsigned, std::string> health() const override;
 
   struct impl;

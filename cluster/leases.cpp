@@ -142,6 +142,11 @@ bool cluster_node::elastic() const {
   return impl_->elastic();
 }
 
+std::uint64_t cluster_node::owners_epoch() const {
+  std::lock_guard lock{impl_->owners_mu};
+  return impl_->epoch;
+}
+
 owners_view cluster_node::owners() const {
   std::lock_guard lock{impl_->owners_mu};
   return {impl_->epoch, impl_->owner_ids};

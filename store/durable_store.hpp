@@ -48,6 +48,10 @@ struct write_batch {
   /// The records are already in the store as `writes` says (changes another program made there,
   /// read back by change capture): only the unit's sequence (and `deleted`) is written.
   bool captured = false;
+  /// Elastic membership: the epoch of the owners the shard's state is known to be valid under
+  /// (0: no check). The store refuses the batch once the owners on record are more than one
+  /// change newer.
+  std::uint64_t epoch = 0;
   /// Set by a store that refused this batch alone (the rest of its group committed): why. The
   /// batch's answer is then that error. Stores set it up themselves; callers leave it null.
   std::shared_ptr<core::error> refused;

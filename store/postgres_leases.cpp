@@ -103,6 +103,18 @@ struct postgres_leases::impl {
     if (auto r = exec(c, "BEGIN"); !r.ok()) {
       return unavailable("starting a membership change", r);
     }
+    // Exclusive against the fence of every write transaction (shared): the change waits for the
+    // commits in progress. Should they hold it longer than lock_timeout, this round records
+    // nothing (the lease itself was renewed); the next one tries again.
+    auto lock_sql = "SELECT pg_advisory_xact_lock(" + std::to_string(fence_lock) + ")";
+    if (auto l = exec(c, lock_sql.c_str()); !l.ok()) {
+      const char* state = PQresultErrorField(l.r, PG_DIAG_SQLSTATE);
+      exec(c, "ROLLBACK");
+      if (state && std::string_view{state} == "55P03") {
+        return {};
+      }
+      return unavailable("waiting for commits in progress", l);
+    }
     auto r = exec(c,
                   "INSERT INTO weir_membership AS m (singleton, epoch, owners, changed_at) "
                   "VALUES (true, $1::bigint, string_to_array($2, E'\\n'), now()) "

@@ -5,9 +5,10 @@
 // Why lease rows rather than the headless Service's DNS: a cluster on the postgres backend
 // already depends on PostgreSQL and nothing else, the lease's expiry is judged by one clock
 // (the database's), a draining member can say so before it goes, and the record lives where
-// the writes commit: each of Weir's write transactions share-locks its row and commits only
-// units it names this member the owner of (postgres_store's fence), so a change of owners
-// waits for those commits and a new owner's load sees them all. The change also writes a
+// the writes commit: each of Weir's write transactions checks it under a shared advisory lock
+// (fence_lock) and commits only units it names this member the owner of (postgres_store's
+// fence), while a change of owners takes that lock exclusively, so it waits for those commits
+// and a new owner's load sees them all. The change also writes a
 // logical message into the change stream, so change capture knows which owners were in force
 // at each transaction it reads (postgres_change_reader).
 //
@@ -53,6 +54,11 @@ inline constexpr const char* membership_message_prefix = "weir-membership";
 
 class postgres_leases {
  public:
+  /// The advisory lock of the write fence: each of Weir's write transactions takes it shared
+  /// for its ownership check and COMMIT (postgres_store), a change of owners exclusively.
+  /// PostgreSQL queues advisory lock requests fairly, so commits do not starve a change.
+  static constexpr std::int64_t fence_lock = 7316575811235112795;
+
   struct options {
     std::string url;
     std::string member;  ///< this member's id

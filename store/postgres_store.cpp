@@ -25,6 +25,7 @@
 #include "store/group_commit_queue.hpp"
 #include "store/pg_support.hpp"
 #include "store/postgres_change_reader.hpp"
+#include "store/postgres_leases.hpp"
 
 namespace weir::store {
 namespace {
@@ -209,6 +210,8 @@ struct postgres_store::impl {
   /// BEGIN and the marker naming this member as the transaction's writer: change capture
   /// skips the rows when that member owns their unit, and has the owner read them when not.
   std::string begin_sql;
+  /// The fence's statement (elastic membership; see check_ownership).
+  std::string fence_sql;
   mutable std::mutex reader_mu;
   PGconn* reader_conn = nullptr;
   // Space lookups have their own connection: they are short, and must not wait behind a
@@ -377,16 +380,9 @@ struct postgres_store::impl {
     if (auto r = result_ptr{PQexec(writer_conn, begin_sql.c_str())}; !r.ok()) {
       return fail(r);
     }
-    if (opts.fence) {
-      auto owned = check_ownership(group);
-      if (!owned) {
-        exec(writer_conn, "ROLLBACK");
-        return std::move(owned).error();
-      }
-      if (owned->size() < group.size()) {
-        // Some units have another owner now: commit the others without them.
-        exec(writer_conn, "ROLLBACK");
-        return owned->empty() ? core::result<void>{} : commit(*owned);
+    for (const auto& p : group) {
+      if (p.batch.refused) {
+        *p.batch.refused = {};  // a retried commit judges again
       }
     }
     key_text.clear();
@@ -504,21 +500,37 @@ struct postgres_store::impl {
         return fail(r);
       }
     }
+    if (opts.fence) {
+      // Last, so the lock is held only for the COMMIT that follows.
+      auto owned = check_ownership(group);
+      if (!owned) {
+        exec(writer_conn, "ROLLBACK");
+        return std::move(owned).error();
+      }
+      if (owned->size() < group.size()) {
+        // Some units have another owner now: commit the others without them.
+        exec(writer_conn, "ROLLBACK");
+        return owned->empty() ? core::result<void>{} : commit(*owned);
+      }
+    }
     if (auto r = exec(writer_conn, "COMMIT"); !r.ok()) {
       return fail(r);
     }
     return {};
   }
 
-  /// Elastic membership's fence: this member commits a unit's writes only while the membership
-  /// record names it the unit's owner. The record's row stays share-locked until COMMIT, so a
-  /// change of owners waits for this transaction, and a new owner (which loads only once it saw
-  /// the change) sees everything its predecessor committed; a member whose view lags gets
-  /// cluster.not_owner instead of writing beside the new owner.
+  /// Elastic membership's fence, the transaction's last statement before COMMIT: under a shared
+  /// advisory lock (postgres_leases::fence_lock, taken exclusively by a change of owners, so
+  /// the change waits for the commits that hold it and commits wait for a change), this
+  /// member keeps only the batches of units the membership record names it the owner of, and
+  /// only when its shard's state is not older than the record by more than one change (an
+  /// epoch went by that the shard never saw: another member may have owned the unit
+  /// meanwhile). The others are refused with cluster.not_owner; a member whose view lags
+  /// cannot commit beside the unit's owner, and a new owner (which loads only once it saw the
+  /// change) sees everything its predecessor committed.
   core::result<std::vector<group_commit_queue::pending>> check_ownership(
       const std::vector<group_commit_queue::pending>& group) {
-    auto r =
-        exec(writer_conn, "SELECT array_to_string(owners, E'\\n') FROM weir_membership FOR SHARE");
+    auto r = result_ptr{PQexec(writer_conn, fence_sql.c_str())};
     if (!r.ok()) {
       const char* state = PQresultErrorField(r.r, PG_DIAG_SQLSTATE);
       std::string_view code = state ? state : "";
@@ -527,8 +539,10 @@ struct postgres_store::impl {
                               "PostgreSQL did not commit the write: " + trim(r.error()));
     }
     std::vector<std::string> owners;
+    std::uint64_t epoch = 0;
     if (PQntuples(r.r) == 1) {
-      std::string_view all = PQgetvalue(r.r, 0, 0);
+      epoch = std::stoull(PQgetvalue(r.r, 0, 0));
+      std::string_view all = PQgetvalue(r.r, 0, 1);
       while (!all.empty()) {
         auto nl = all.find('\n');
         owners.emplace_back(all.substr(0, nl));
@@ -545,14 +559,19 @@ struct postgres_store::impl {
       }
       const auto& owner =
           owners[core::rendezvous_owner(owners, core::unit_name(u.space, u.object))];
-      if (owner == opts.member) {
+      bool current = p.batch.epoch == 0 || epoch <= p.batch.epoch + 1;
+      if (owner == opts.member && current) {
         owned.push_back(p);
       } else if (p.batch.refused) {
         *p.batch.refused = core::make_error(
-            "cluster.not_owner", "member '" + opts.member + "' no longer owns object '" + u.object +
-                                     "' of space '" + u.space + "' ('" + owner +
-                                     "' does now: the cluster's owners changed); nothing was "
-                                     "applied: retry");
+            "cluster.not_owner",
+            owner != opts.member
+                ? "member '" + opts.member + "' no longer owns object '" + u.object +
+                      "' of space '" + u.space + "' ('" + owner +
+                      "' does now: the cluster's owners changed); nothing was applied: retry"
+                : "member '" + opts.member +
+                      "' missed a change of the cluster's owners while it held object '" +
+                      u.object + "' of space '" + u.space + "'; nothing was applied: retry");
       }
     }
     return owned;
@@ -588,6 +607,9 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     auto* lit = PQescapeLiteral(p->writer_conn, opts.member.data(), opts.member.size());
     p->begin_sql = std::string{"BEGIN; SELECT pg_logical_emit_message(true, 'weir', "} + lit + ")";
     PQfreemem(lit);
+    p->fence_sql = "SELECT pg_advisory_xact_lock_shared(" +
+                   std::to_string(postgres_leases::fence_lock) +
+                   "); SELECT epoch, array_to_string(owners, E'\\n') FROM weir_membership";
   }
   // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
   // holding every queued write.

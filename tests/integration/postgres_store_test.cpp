@@ -19,6 +19,7 @@
 #include "core/rendezvous.hpp"
 #include "pg_instance.hpp"
 #include "process_support.hpp"
+#include "store/postgres_leases.hpp"
 #include "store/postgres_store.hpp"
 #include "test_support.hpp"
 
@@ -249,12 +250,13 @@ TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember
   auto opened = store::postgres_store::open({pg.url(), 16, false, "a", true});
   ASSERT_TRUE(opened) << opened.error().message;
   auto& st = *opened.value();
-  auto write = [&](const std::string& object, std::uint64_t seq) {
+  auto write = [&](const std::string& object, std::uint64_t seq, std::uint64_t epoch = 0) {
     auto p = std::make_shared<std::promise<core::result<void>>>();
     auto f = p->get_future();
     store::write_batch b;
     b.unit = {"t", object};
     b.seq = seq;
+    b.epoch = epoch;
     b.writes.push_back({"items", "r", R"({"id":"r","n":1})", {}, {}});
     auto q = st.submit(std::move(b), [p](core::result<void> r) { p->set_value(std::move(r)); });
     EXPECT_TRUE(q);
@@ -270,7 +272,7 @@ TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember
   EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_units"), "0");
 
   // Owners a and b: find one object each owns, and write both in one group (queued together
-  // behind a held lock on the record's row, so the writer takes them as one group).
+  // while a change of owners holds the fence's lock, so the writer takes them as one group).
   pg.sql("UPDATE weir_membership SET epoch = 2, owners = '{a,b}'");
   std::vector<std::string> ab{"a", "b"};
   std::string mine, theirs;
@@ -279,7 +281,8 @@ TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember
     (core::rendezvous_owner(ab, core::unit_name("t", obj)) == 0 ? mine : theirs) = obj;
   }
   std::thread blocker{[&] {
-    pg.sql("BEGIN; SELECT epoch FROM weir_membership FOR UPDATE; SELECT pg_sleep(1.5); COMMIT");
+    pg.sql("BEGIN; SELECT pg_advisory_xact_lock(" +
+           std::to_string(store::postgres_leases::fence_lock) + "); SELECT pg_sleep(1.5); COMMIT");
   }};
   std::this_thread::sleep_for(500ms);
   auto first = write(mine, 1);  // its group waits for the lock; the next two queue behind it
@@ -294,6 +297,18 @@ TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember
   EXPECT_TRUE(third.get());
   EXPECT_EQ(pg.sql("SELECT string_agg(object, ',' ORDER BY object) FROM weir_records"), mine);
   EXPECT_EQ(pg.sql("SELECT seq FROM weir_units WHERE object = '" + mine + "'"), "2");
+
+  // A shard whose state is valid under epoch 1 while the record is at 3: a change went by that
+  // it never saw (another member may have owned the unit meanwhile), so it is refused although
+  // the record names this member the owner; at epoch 2 it may commit.
+  pg.sql("UPDATE weir_membership SET epoch = 3");
+  auto stale = write(mine, 3, 1).get();
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, "cluster.not_owner");
+  EXPECT_NE(stale.error().message.find("missed a change"), std::string::npos)
+      << stale.error().message;
+  EXPECT_TRUE(write(mine, 3, 2).get());
+  EXPECT_EQ(pg.sql("SELECT seq FROM weir_units WHERE object = '" + mine + "'"), "3");
   st.stop();
 }
 
