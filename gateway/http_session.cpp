@@ -20,6 +20,7 @@
 #include "core/url.hpp"
 #include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
+#include "gateway/metrics_route.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/sse_control_router.hpp"
 #include "gateway/sse_hub_session.hpp"
@@ -231,6 +232,11 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (path == "/readyz" && (req.method() == http::verb::get || head_)) {
     auto [status, body] = readiness(ctx_);
     respond(status, std::move(body));
+    return;
+  }
+  if (path == "/metrics" && (req.method() == http::verb::get || head_)) {
+    content_type_ = prometheus_content_type;
+    respond(200, prometheus_metrics(ctx_));
     return;
   }
   if (path == "/cluster/health" && (req.method() == http::verb::get || head_)) {
@@ -834,7 +840,8 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   res_.version(version_);
   res_.result(status);
   res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, "application/json");
+  res_.set(http::field::content_type, content_type_);
+  content_type_ = "application/json";
   res_.set(http::field::cache_control, "no-store");
   res_.set("X-Correlation-ID", correlation_);
   if (!challenge_.empty()) {

@@ -1,0 +1,104 @@
+// GET /metrics: the node's figures in the Prometheus text exposition format (version 0.0.4),
+// moving as connections, subscriptions and writes come; in a cluster, each member's state.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "cluster_support.hpp"
+#include "test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+/// The samples of an exposition ("name{labels}" → value); fails on a line the format does not
+/// allow, and on a sample without its # TYPE line.
+std::map<std::string, double> parse_metrics(const std::string& text) {
+  static const std::regex sample{
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? (-?[0-9.eE+]+)$)"};
+  static const std::regex comment{R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) .+$)"};
+  std::map<std::string, double> out;
+  std::map<std::string, std::string> types;
+  std::istringstream in{text};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, comment)) {
+      if (m[1] == "TYPE") {
+        types[m[2]] = line.substr(line.rfind(' ') + 1);
+      }
+      continue;
+    }
+    if (!std::regex_match(line, m, sample)) {
+      ADD_FAILURE() << "not an exposition line: '" << line << "'";
+      continue;
+    }
+    EXPECT_TRUE(types.count(m[1])) << "no # TYPE before " << line;
+    out[line.substr(0, line.rfind(' '))] = std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return out;
+}
+
+std::map<std::string, double> scrape(std::uint16_t port) {
+  auto r = http(port, "GET", "/metrics");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+  return parse_metrics(r.body);
+}
+
+struct Metrics : single_node {};
+
+TEST_F(Metrics, FollowConnectionsSubscriptionsAndUnits) {
+  auto m = scrape(port);
+  EXPECT_EQ(m["weir_hub_connections"], 0);
+  EXPECT_EQ(m["weir_subscriptions"], 0);
+  EXPECT_EQ(m["weir_ready"], 1);
+  EXPECT_EQ(m["weir_draining"], 0);
+  EXPECT_EQ(m[R"(weir_store_info{backend="embedded"})"], 1);
+  EXPECT_EQ(m["weir_change_capture_enabled"], 0);
+  EXPECT_FALSE(m.count(R"(weir_member_up{member="a"})")) << "a single node has no members";
+
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  ws_client hub{port};
+  hub.expect_connected();
+  hub.subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "full");
+  hub.read_json();
+  m = scrape(port);
+  EXPECT_EQ(m["weir_hub_connections"], 1);
+  EXPECT_EQ(m["weir_subscriptions"], 1);
+  EXPECT_GE(m[R"(weir_units{kind="owned"})"], 1);
+  EXPECT_EQ(m[R"(weir_units{kind="remote"})"], 0);
+  EXPECT_GE(m["weir_query_keys"], 1);
+  EXPECT_GT(m["weir_held_row_bytes"], 0);
+
+  // HEAD: the same headers, no body.
+  auto head = http(port, "HEAD", "/metrics");
+  EXPECT_EQ(head.status, 200u);
+  EXPECT_TRUE(head.body.empty());
+}
+
+TEST(MetricsCluster, EachMemberIsUpAndWatchesAreCounted) {
+  cluster3 cl;
+  auto obj = cl.object_owned_by(1, "met");
+  put_record(cl.port(1), "t", obj, "items", "a", R"({"n":1})");
+  ws_client hub{cl.port(0)};
+  hub.expect_connected();
+  hub.subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "full");
+  hub.read_json();
+  auto m = scrape(cl.port(0));
+  for (int i = 0; i < cluster3::n; ++i) {
+    EXPECT_EQ(m["weir_member_up{member=\"" + cl.id(i) + "\"}"], 1) << cl.id(i);
+  }
+  EXPECT_EQ(m["weir_membership_epoch"], 0);
+  EXPECT_EQ(m["weir_upstream_watches"], 1);
+  EXPECT_EQ(m[R"(weir_units{kind="remote"})"], 1);
+  EXPECT_EQ(scrape(cl.port(1))["weir_replica_watches"], 1);
+  cl.kill(2);
+  ASSERT_TRUE(cl.wait_state(0, 2, "down", 10s));
+  m = scrape(cl.port(0));
+  EXPECT_EQ(m[R"(weir_member_up{member="c"})"], 0);
+}
+
+}  // namespace
+}  // namespace weir::test
