@@ -205,16 +205,20 @@ namespace {
 /// last one answers server.unavailable, so no caller waits forever and the in-flight count
 /// returns to zero.
 struct answer_once {
-  answer_once(write_callback f, std::atomic<std::size_t>* c) : fn(std::move(f)), counter(c) {}
+  answer_once(write_callback f, std::atomic<std::size_t>* c, core::latency_histogram* h)
+      : fn(std::move(f)), counter(c), latency(h) {}
   answer_once(const answer_once&) = delete;
   answer_once& operator=(const answer_once&) = delete;
 
   write_callback fn;
   std::atomic<std::size_t>* counter = nullptr;
+  core::latency_histogram* latency = nullptr;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   bool answered = false;
 
   void answer(core::result<write_outcome> r) {
     answered = true;
+    latency->observe(std::chrono::steady_clock::now() - started);
     fn(std::move(r));
     counter->fetch_sub(1);
   }
@@ -233,7 +237,7 @@ struct answer_once {
 void runtime::submit(write_command cmd, write_callback user_done) {
   auto* counter = &impl_->in_flight_writes;
   counter->fetch_add(1);
-  auto once = std::make_shared<answer_once>(std::move(user_done), counter);
+  auto once = std::make_shared<answer_once>(std::move(user_done), counter, &impl_->write_latency);
   write_callback done = [once](core::result<write_outcome> r) { once->answer(std::move(r)); };
   if (cmd.kind == write_kind::delete_object) {
     // Two units: the object's datasets, then its property document in the space's `objects`
@@ -581,6 +585,10 @@ void runtime::space_exists(const std::string& space, std::function<void(bool)> d
     }
     done(yes);
   });
+}
+
+const core::latency_histogram& runtime::write_latency() const {
+  return impl_->write_latency;
 }
 
 std::size_t runtime::in_flight_writes() const {

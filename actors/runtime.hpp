@@ -19,6 +19,7 @@ struct connection_health;
 struct health_scope;
 struct query_definition;
 struct bound_query;
+class latency_histogram;
 }  // namespace weir::core
 namespace weir::store {
 class durable_store;
@@ -132,6 +133,9 @@ class runtime {
   budget& connection_budget();
   budget& subscription_budget();
   runtime_stats stats() const;
+
+  /// How long writes took, from submit to their answer (durable, or refused).
+  const core::latency_histogram& write_latency() const;
 
   /// Writes submitted whose callback has not run yet.
   std::size_t in_flight_writes() const;

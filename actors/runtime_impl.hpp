@@ -21,6 +21,7 @@
 #include "actors/runtime.hpp"
 #include "actors/unit_loader.hpp"
 #include "actors/view_update.hpp"
+#include "core/latency_histogram.hpp"
 #include "core/record.hpp"
 #include "store/durable_store.hpp"
 
@@ -148,6 +149,7 @@ struct runtime::impl {
   std::atomic<std::size_t> query_actors{0};
   std::atomic<std::size_t> hub_connections{0};
   std::atomic<std::size_t> in_flight_writes{0};
+  core::latency_histogram write_latency;  ///< submit → answer, every write
   std::atomic<std::size_t> remote_units{0};
   std::atomic<std::size_t> upstreams{0};
   std::atomic<std::size_t> replicas{0};

@@ -4,10 +4,12 @@
 #include "gateway/metrics_route.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 
 #include "actors/cluster_link.hpp"
 #include "actors/runtime.hpp"
+#include "core/latency_histogram.hpp"
 #include "gateway/server_context.hpp"
 #include "store/durable_store.hpp"
 
@@ -71,6 +73,28 @@ std::string prometheus_metrics(server_context& ctx) {
           s.held_row_bytes > 0 ? static_cast<std::uint64_t>(s.held_row_bytes) : 0);
   w.gauge("weir_writes_in_flight", "Writes submitted and not yet answered.",
           ctx.rt.in_flight_writes());
+  {
+    // Cumulative buckets, as the format wants; +Inf equals the count.
+    const auto& h = ctx.rt.write_latency();
+    constexpr std::string_view name = "weir_write_duration_seconds";
+    w.head(name, "histogram",
+           "Writes from their submission on this node to their answer (durable, or refused).");
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i <= core::latency_histogram::bounds.size(); ++i) {
+      total += h.bucket(i);
+      std::string le = "+Inf";
+      if (i < core::latency_histogram::bounds.size()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", core::latency_histogram::bounds[i]);
+        le = buf;
+      }
+      w.sample("weir_write_duration_seconds_bucket", "le=\"" + le + "\"", total);
+    }
+    char sum[48];
+    std::snprintf(sum, sizeof sum, "%.6f", h.sum_seconds());
+    w.out.append("weir_write_duration_seconds_sum ").append(sum).append("\n");
+    w.sample("weir_write_duration_seconds_count", {}, total);
+  }
   w.gauge("weir_draining", "1 while this node drains.", ctx.draining ? 1 : 0);
   auto cap = ctx.rt.store_capture();
   w.head("weir_store_info", "gauge", "The store backend (label backend).");

@@ -1,4 +1,4 @@
-// weir::gateway metrics route — GET /metrics: this node's gauges and counters in the
+// weir::gateway metrics route — GET /metrics: this node's gauges, counters and histograms in the
 // Prometheus text exposition format (version 0.0.4), for an operator's Prometheus.
 // Internal to gateway/.
 #pragma once

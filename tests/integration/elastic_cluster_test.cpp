@@ -472,17 +472,21 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
     EXPECT_TRUE(fresh.window().contains(id)) << id << " was acknowledged but is gone";
   }
   // The survivor's hub subscriber got a fresh baseline holding everything, and no error.
-  auto last = std::string{*std::prev(want.end())};
+  std::size_t seen_rows = 0;
+  std::string last_frame;
   auto f = hub->read_until(
       [&](const json::object& f) {
         EXPECT_FALSE(is_error_frame(f)) << json::serialize(f);
         if (!f.contains("payload") || !f.at("payload").at("data").is_array()) {
+          last_frame = json::serialize(f).substr(0, 300);
           return false;
         }
-        return f.at("payload").at("data").as_array().size() >= want.size();
+        seen_rows = f.at("payload").at("data").as_array().size();
+        return seen_rows >= want.size();
       },
       15s);
-  EXPECT_FALSE(f.empty());
+  EXPECT_FALSE(f.empty()) << "the last frame held " << seen_rows << " of " << want.size()
+                          << " rows; last other frame: " << last_frame;
   // And a survivor reads the change stream now.
   auto c = cl.health(survivors[0]).at("changeCapture");
   deadline = clock_type::now() + 10s;

@@ -34,7 +34,17 @@ std::map<std::string, double> parse_metrics(const std::string& text) {
       ADD_FAILURE() << "not an exposition line: '" << line << "'";
       continue;
     }
-    EXPECT_TRUE(types.count(m[1])) << "no # TYPE before " << line;
+    std::string name = m[1];
+    if (!types.count(name)) {
+      // A histogram's series: <name>_bucket, <name>_sum, <name>_count.
+      for (std::string suffix : {"_bucket", "_sum", "_count"}) {
+        if (name.size() > suffix.size() && name.ends_with(suffix) &&
+            types[name.substr(0, name.size() - suffix.size())] == "histogram") {
+          name = name.substr(0, name.size() - suffix.size());
+        }
+      }
+    }
+    EXPECT_TRUE(types.count(name)) << "no # TYPE before " << line;
     out[line.substr(0, line.rfind(' '))] = std::stod(line.substr(line.rfind(' ') + 1));
   }
   return out;
@@ -71,6 +81,18 @@ TEST_F(Metrics, FollowConnectionsSubscriptionsAndUnits) {
   EXPECT_EQ(m[R"(weir_units{kind="remote"})"], 0);
   EXPECT_GE(m["weir_query_keys"], 1);
   EXPECT_GT(m["weir_held_row_bytes"], 0);
+  // The write above, in the write-latency histogram: cumulative buckets ending at the count.
+  EXPECT_EQ(m["weir_write_duration_seconds_count"], 1);
+  EXPECT_EQ(m[R"(weir_write_duration_seconds_bucket{le="+Inf"})"], 1);
+  EXPECT_GT(m["weir_write_duration_seconds_sum"], 0);
+  double previous = 0;
+  for (const auto* le : {"0.0005", "0.001", "0.002", "0.005", "0.01", "0.025", "0.05", "0.1",
+                         "0.25", "0.5", "1", "2.5", "10", "+Inf"}) {
+    auto key = std::string{"weir_write_duration_seconds_bucket{le=\""} + le + "\"}";
+    ASSERT_TRUE(m.count(key)) << key;
+    EXPECT_GE(m[key], previous) << key;
+    previous = m[key];
+  }
 
   // HEAD: the same headers, no body.
   auto head = http(port, "HEAD", "/metrics");
