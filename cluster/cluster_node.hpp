@@ -1,5 +1,6 @@
 // weir::cluster::cluster_node — this node's membership in a Weir cluster: the configured member
-// list, rendezvous ownership of units, heartbeats to every peer (each reply also carries the
+// list or, with elastic membership, the lease record in PostgreSQL (leases.cpp), rendezvous
+// ownership of units, heartbeats to every peer (each reply also carries the
 // peer's figures and its own view of who is up), and the client side of node-to-node calls:
 // writes forwarded to owners, SSE control POSTs forwarded to holders, and one multiplexed
 // Watch stream per owner for this node's upstream subscriptions. Implements
