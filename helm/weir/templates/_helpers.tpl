@@ -47,3 +47,25 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "weir.peerSecretName" -}}
 {{- .Values.peerAuth.existingSecret | default (printf "%s-peer" (include "weir.fullname" .)) }}
 {{- end }}
+
+{{/* The weir image. */}}
+{{- define "weir.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/* The drain bound in whole seconds, rounded up (query.observableShutdownTimeoutMs). */}}
+{{- define "weir.drainSeconds" -}}
+{{- int (ceil (divf (int64 .Values.shutdown.drainTimeoutMs) 1000)) }}
+{{- end }}
+
+{{/* terminationGracePeriodSeconds: as given, or the preStop sleep + the drain + the margin. */}}
+{{- define "weir.terminationGracePeriodSeconds" -}}
+{{- $need := add (int .Values.shutdown.preStopSleepSeconds) (include "weir.drainSeconds" . | int) }}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
+{{- add $need (int .Values.shutdown.marginSeconds) }}
+{{- else if lt (int .Values.terminationGracePeriodSeconds) (int $need) }}
+{{- fail (printf "terminationGracePeriodSeconds: %d does not cover shutdown.preStopSleepSeconds + ceil(shutdown.drainTimeoutMs / 1000) = %d s; raise it or leave it empty to derive it" (int .Values.terminationGracePeriodSeconds) (int $need)) }}
+{{- else }}
+{{- int .Values.terminationGracePeriodSeconds }}
+{{- end }}
+{{- end }}
