@@ -119,6 +119,10 @@ class peer_service final : public v1::Peer::CallbackService {
     reply->set_upstreams(s.upstreams);
     reply->set_replicas(s.replicas);
     reply->set_held_row_bytes(s.held_row_bytes);
+    reply->set_query_keys(s.query_keys);
+    auto totals = node_.local_totals();
+    reply->set_writes_total(totals.writes);
+    reply->set_frames_total(totals.frames);
     reply->set_draining(node_.draining());
     for (auto& v : node_.view()) {
       auto* m = reply->add_view();

@@ -10,6 +10,7 @@
 #include "actors/runtime.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/http_session.hpp"
+#include "gateway/node_totals.hpp"
 #include "gateway/sse_control_router.hpp"
 
 namespace weir::gateway {
@@ -157,6 +158,10 @@ core::result<void> http_server::start() {
     link->set_local_control([ctx](actors::control_request req, std::function<void(unsigned)> done) {
       apply_sse_control(*ctx, std::move(req), std::move(done));
     });
+    // What the other members' admin pages show of this node's traffic (Peer.Status).
+    link->set_local_totals([ctx] {
+      return actors::traffic_totals{writes_total(*ctx), frames_total(*ctx)};
+    });
   }
   impl_->do_accept();
   for (int i = 0; i < std::max(1, impl_->ctx.opts.io_threads); ++i) {
@@ -204,6 +209,7 @@ void http_server::stop() {
   impl_->stopped = true;
   if (auto* link = impl_->ctx.rt.cluster()) {
     link->set_local_control(nullptr);
+    link->set_local_totals(nullptr);
   }
   impl_->ioc.stop();
   for (auto& t : impl_->threads) {

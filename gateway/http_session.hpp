@@ -18,6 +18,8 @@
 
 namespace weir::gateway {
 
+struct ui_asset;
+
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
   http_session(tcp::socket&& socket, server_context& ctx);
@@ -51,6 +53,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool refuse_sse_control(const http::request<http::string_body>& req, std::string_view path);
   bool origin_ok(const http::request<http::string_body>& req) const;
   void handle_health(const http::request<http::string_body>& req);
+  /// The admin page: /ui, /ui/, its files and /ui/events (admin_ui_routes.cpp).
+  void handle_admin_ui(const http::request<http::string_body>& req, std::string_view path);
+  void handle_admin_events(const http::request<http::string_body>& req);
+  void respond_asset(const ui_asset& asset, bool not_modified);
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);
   class snapshot_sink;

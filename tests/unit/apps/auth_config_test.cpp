@@ -79,6 +79,15 @@ TEST(AuthConfig, SecretFileAndRulesAndProxies) {
   ASSERT_EQ(cfg->auth.trusted_proxies.size(), 2u);
   EXPECT_TRUE(cfg->auth.trusted_proxies[0].contains("10.2.3.4"));
   EXPECT_EQ(cfg->auth.authenticator->options().cookie, "session");
+  EXPECT_EQ(cfg->auth.admin_role, "admin");  // the default
+}
+
+TEST(AuthConfig, AdminRoleNamesTheRoleOfTheAdminPage) {
+  auto cfg = load_config_text(
+      "auth:\n  jwt: { secret: \"0123456789abcdef0123456789abcdef\" }\n  adminRole: ops\n",
+      "weir.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->auth.admin_role, "ops");
 }
 
 TEST(AuthConfig, WithoutAuthNothingIsRequired) {
@@ -104,6 +113,9 @@ TEST(AuthConfig, UnusableSettingsAreRefusedWithTheirKey) {
             "clockSkewSeconds: 900 }\n",
             "auth.jwt.clockSkewSeconds"},
            {"auth:\n  hubs: authenticated\n", "auth.hubs"},
+           {"auth:\n  adminRole: ops\n", "auth.adminRole"},
+           {"auth:\n  jwt: { secret: \"0123456789abcdef0123456789abcdef\" }\n  adminRole: \"\"\n",
+            "auth.adminRole"},
            {"http:\n  trustedProxies: [\"10.0.0.0/40\"]\n", "http.trustedProxies"},
            {"spaces: [{ name: x, read: admins }]\n", "spaces"},
        }) {
