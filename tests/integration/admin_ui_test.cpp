@@ -175,7 +175,7 @@ TEST(AdminUi, EventsSendStatsAtOnceThenEverySecond) {
   EXPECT_EQ(c.header("cache-control"), "no-cache");
   auto opened = std::chrono::steady_clock::now();
   auto first = next_stats(c, 2s);
-  EXPECT_LT(std::chrono::steady_clock::now() - opened, 500ms) << "the first document is at once";
+  EXPECT_LT(std::chrono::steady_clock::now() - opened, 900ms) << "the first document is at once";
   expect_shape(first);
   EXPECT_EQ(first.at("node").as_string(), "");
   ASSERT_EQ(first.at("members").as_array().size(), 1u);
@@ -197,8 +197,10 @@ TEST(AdminUi, EventsSendStatsAtOnceThenEverySecond) {
   auto t1 = std::chrono::steady_clock::now();
   auto third = next_stats(c, 3s);
   auto t2 = std::chrono::steady_clock::now();
-  EXPECT_GT(t2 - t1, 700ms);
-  EXPECT_LT(t2 - t1, 1500ms);
+  // About a second apart; wide bounds, as the machine running the tests may be busy (the ticks
+  // keep a fixed rate, so one that came late is followed by one that comes early).
+  EXPECT_GT(t2 - t1, 300ms);
+  EXPECT_LT(t2 - t1, 2500ms);
   const auto& m = third.at("members").as_array()[0].as_object();
   EXPECT_EQ(figure(m, "writesTotal"), 1u);
   EXPECT_EQ(figure(m, "connections"), 1u);
