@@ -77,6 +77,32 @@ struct control_request {
 /// Answers a control request with its HTTP status.
 using control_handler = std::function<void(control_request, std::function<void(unsigned)>)>;
 
+/// Running totals of a node's traffic since it started: what it reports to the other members
+/// (Peer.Status) for their admin pages, which turn them into rates.
+struct traffic_totals {
+  std::uint64_t writes = 0;  ///< writes answered
+  std::uint64_t frames = 0;  ///< frames handed to client sockets
+};
+
+/// One member as this node sees it, for the admin page: its state and the figures of its last
+/// heartbeat answer.
+struct member_status {
+  std::string id;
+  std::string state;  ///< "up", "suspect" or "down" (this node: "up")
+  bool self = false;
+  bool draining = false;
+  /// Elastic membership: whether it is an owner on record; unset for a static list.
+  std::optional<bool> owner;
+  /// The figures below are its last heartbeat answer. False when it never answered, and for
+  /// this node, whose figures the caller reads from its own runtime.
+  bool reported = false;
+  std::uint64_t units = 0;  ///< units it owns with data loaded
+  std::uint64_t query_keys = 0;
+  std::uint64_t connections = 0;
+  std::uint64_t subscriptions = 0;
+  traffic_totals totals;
+};
+
 class cluster_link {
  public:
   virtual ~cluster_link() = default;
@@ -110,6 +136,11 @@ class cluster_link {
                                std::function<void(unsigned)> done) = 0;
   /// The gateway's handler for control requests forwarded to this node.
   virtual void set_local_control(control_handler h) = 0;
+  /// Where this node's traffic totals come from when a member asks (Peer.Status): the gateway
+  /// counts them. Null (the default, and after the gateway stops): zeros.
+  virtual void set_local_totals(std::function<traffic_totals()> f) = 0;
+  /// Every member, this one included, with what its last heartbeat answer said (the admin page).
+  virtual std::vector<member_status> member_statuses() const = 0;
 
   /// The connections `scope` may see on the other members that are up (their part of the
   /// caller's health feed). `done` runs once, on any thread, when all answered or timed out.

@@ -145,6 +145,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.windowed_max_queue_bytes = p->cfg.windowed.max_queue_bytes;
   ho.auth = p->cfg.auth.authenticator;
   ho.hubs = p->cfg.auth.hubs;
+  ho.admin_role = p->cfg.auth.admin_role;
   ho.spaces = p->cfg.auth.spaces;
   ho.trusted_proxies = p->cfg.auth.trusted_proxies;
   p->http = std::make_unique<gateway::http_server>(ho, *p->rt);

@@ -99,6 +99,8 @@ class cluster_node final : public actors::cluster_link {
   bool draining() const;
   /// The gateway's handler for forwarded control POSTs (404 while none is set).
   void handle_control(actors::control_request req, std::function<void(unsigned)> done);
+  /// This node's traffic totals as the gateway counts them (zeros while none is set).
+  actors::traffic_totals local_totals() const;
 
   // actors::cluster_link
   const std::string& self_id() const override;
@@ -115,6 +117,8 @@ class cluster_node final : public actors::cluster_link {
   void forward_control(const std::string& node, actors::control_request req,
                        std::function<void(unsigned)> done) override;
   void set_local_control(actors::control_handler h) override;
+  void set_local_totals(std::function<actors::traffic_totals()> f) override;
+  std::vector<actors::member_status> member_statuses() const override;
   void remote_connections(const core::health_scope& scope,
                           std::function<void(std::vector<core::connection_health>)> done) override;
   bool ready() const override;

@@ -7,6 +7,7 @@
 //   forwarding.cpp      writes, SSE control POSTs, space lookups and health-feed samples sent
 //                       to other members
 //   cluster_health.cpp  /cluster/health
+//   member_statuses.cpp the members' figures for the admin page, this node's traffic totals
 #pragma once
 
 #include <atomic>
@@ -89,6 +90,10 @@ struct cluster_node::impl {
 
   std::mutex control_mu;
   actors::control_handler control;
+
+  // Where Peer.Status reads this node's traffic totals (the gateway counts them).
+  mutable std::mutex totals_mu;
+  std::function<actors::traffic_totals()> totals;
 
   // Calls in flight (heartbeats, forwards, streams): stop() waits for them.
   std::mutex calls_mu;

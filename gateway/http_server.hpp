@@ -40,6 +40,9 @@ struct http_options {
   std::shared_ptr<const core::authenticator> auth;
   /// Who may open a hub connection (`auth.hubs`).
   core::access_rule hubs;
+  /// The role the admin page's data stream (/ui/events) needs when authentication is on
+  /// (`auth.adminRole`).
+  std::string admin_role = "admin";
   /// Space read/write rules for the windowed and write APIs (`spaces`).
   std::vector<core::space_rule> spaces;
   /// Peers whose X-Forwarded-For and tenant header are believed (`http.trustedProxies`).

@@ -18,6 +18,7 @@
 #include "core/space_rules.hpp"
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
+#include "gateway/admin_ui_routes.hpp"
 #include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/metrics_route.hpp"
@@ -225,6 +226,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   head_ = req.method() == http::verb::head;
+  if (is_admin_ui_path(path)) {
+    handle_admin_ui(req, path);
+    return;
+  }
   if (path == "/livez" && (req.method() == http::verb::get || head_)) {
     respond(200, "{\"status\":\"ok\"}");
     return;

@@ -346,9 +346,16 @@ result<std::string> read_named_file(std::string_view file, const std::string& ke
 }
 
 result<void> read_auth(std::string_view file, const json::object& root, auth_settings& auth) {
-  auto s = open_section(file, root, "auth", {"jwt", "hubs"});
+  auto s = open_section(file, root, "auth", {"jwt", "hubs", "adminRole"});
   if (!s) {
     return std::move(s).error();
+  }
+  auto admin_role = s->text("adminRole");
+  if (!admin_role) {
+    return std::move(admin_role).error();
+  }
+  if (*admin_role) {
+    auth.admin_role = std::move(**admin_role);
   }
   if (const auto* v = s->get("hubs")) {
     auto rule = core::parse_access_rule(*v, "auth.hubs");
@@ -367,6 +374,12 @@ result<void> read_auth(std::string_view file, const json::object& root, auth_set
   if (s->obj == nullptr || s->get("jwt") == nullptr) {
     if (!auth.hubs.anonymous()) {
       return config_error(file, "auth.hubs", "needs auth.jwt: without it nobody is signed in");
+    }
+    if (s->get("adminRole") != nullptr) {
+      // A role nobody can hold would read as a closed page while its data is open to all.
+      return config_error(file, "auth.adminRole",
+                          "needs auth.jwt: without it nobody is signed in and the admin page's "
+                          "data is open");
     }
     return {};
   }

@@ -116,6 +116,8 @@ struct auth_settings {
   /// auth.hubs: who may open a hub connection (WebSocket upgrade, SSE stream); anonymous by
   /// default, as seed 001 wants: each subscription is still authorized on its own.
   core::access_rule hubs;
+  /// auth.adminRole: the role the admin page's data (/ui/events) needs once auth.jwt is set.
+  std::string admin_role = "admin";
   /// spaces: read/write rules for the windowed and write APIs, first match wins.
   std::vector<core::space_rule> spaces;
   /// http.trustedProxies: peers whose X-Forwarded-For and x-cratis-tenant-id are believed.
