@@ -162,6 +162,19 @@ class cluster_link {
   /// The whole cluster's health as JSON (see docs/operations.md), with 200 when every member
   /// is up and none is draining, 503 otherwise.
   virtual std::pair<unsigned, std::string> health() const = 0;
+
+  /// This node's watch stream to one other member (/metrics).
+  struct peer_stream_stats {
+    bool open = false;          ///< a stream is running now
+    std::size_t watches = 0;    ///< watches this node holds on that member
+    std::uint64_t events = 0;   ///< snapshots and updates received over its streams
+    std::uint64_t started = 0;  ///< streams started (the first, then one per restart)
+    std::uint64_t errors = 0;   ///< streams that ended with an error status
+  };
+  virtual peer_stream_stats peer_stream(const std::string& id) const {
+    (void)id;
+    return {};
+  }
 };
 
 }  // namespace weir::actors

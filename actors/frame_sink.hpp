@@ -4,12 +4,20 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace weir::actors {
+
+/// The steady clock in nanoseconds: outbound_frame::origin_ns and view_update::origin_ns.
+inline std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 struct outbound_frame {
   std::shared_ptr<const std::string> head;  ///< per-subscription envelope (or the whole frame)
@@ -23,6 +31,10 @@ struct outbound_frame {
   /// stream that dropped frames while it lagged may start again from here (AG-UI state
   /// streams: a STATE_SNAPSHOT).
   bool baseline = false;
+  /// When the write this frame carries reached this node (steady clock, ns; view_update::
+  /// origin_ns), 0 for frames no write caused (snapshots, pings): the session observes the
+  /// write→frame delivery time when it hands the frame to its socket.
+  std::int64_t origin_ns = 0;
 
   bool is_live() const { return !live || live->load(std::memory_order_acquire); }
 

@@ -37,14 +37,17 @@ using sub_entry = subscriber;
 /// Writes one result to a subscriber's sink: its envelope head, the shared body, the tail.
 /// `now_ms` stamps the subscription's data-served time for the health feed (one relaxed store).
 /// `baseline`: the body carries the whole value, not a change (see outbound_frame).
-void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms, bool baseline) {
+/// `origin_ns`: when the write behind it reached this node (outbound_frame::origin_ns), 0 for
+/// a snapshot.
+void deliver(const sub_entry& s, const body_ptr& body, std::int64_t now_ms, bool baseline,
+             std::int64_t origin_ns = 0) {
   if (auto sink = s.sink.lock()) {
     // Stamped first: once the frame is handed over, a client may read it and ask the health
     // feed before this thread runs again.
     if (s.served) {
       s.served->store(now_ms, std::memory_order_relaxed);
     }
-    sink->send(outbound_frame{s.head, body, s.tail, s.live, baseline});
+    sink->send(outbound_frame{s.head, body, s.tail, s.live, baseline, origin_ns});
   }
 }
 
@@ -83,6 +86,7 @@ struct query_state {
   std::array<body_ptr, slot_count> snapshot_cache{};  // valid for `seq`
   body_ptr windowed_snapshot;                         // valid for `seq`
   std::int64_t held_bytes = 0;                        // JSON bytes of the rows held
+  std::int64_t origin_ns = 0;  // the update being emitted: when its write reached this node
   static inline const char* name = "weir.query";
 
   query_state() = default;
@@ -92,6 +96,18 @@ struct query_state {
   ~query_state() {
     if (rt) {
       rt->held_row_bytes.fetch_sub(held_bytes, std::memory_order_relaxed);
+      for (std::size_t i = 0; i < slot_count; ++i) {
+        count_subscriptions(i, -static_cast<std::int64_t>(slot_subs[i]));
+      }
+      count_subscriptions(slot_count, -static_cast<std::int64_t>(windowed_subs));
+    }
+  }
+
+  /// The node's subscription figures by encoding (runtime_stats::subscriptions_by_encoding):
+  /// slot_count stands for windowed streams.
+  void count_subscriptions(std::size_t slot, std::int64_t n) {
+    if (rt && n != 0) {
+      rt->subscriptions_by_encoding[slot].fetch_add(n, std::memory_order_relaxed);
     }
   }
 
@@ -339,7 +355,7 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
     }
     if (s.live->load(std::memory_order_relaxed)) {
       auto slot = slot_of(s);
-      deliver(s, bodies[slot], now_ms, baseline[slot]);
+      deliver(s, bodies[slot], now_ms, baseline[slot], st.origin_ns);
     }
   }
 }
@@ -365,8 +381,10 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   st.index.erase(it);
   if (is_windowed(st.subs[pos])) {
     --st.windowed_subs;
+    st.count_subscriptions(slot_count, -1);
   } else {
     --st.slot_subs[slot_of(st.subs[pos])];
+    st.count_subscriptions(slot_of(st.subs[pos]), -1);
   }
   // A direct subscription has no connection actor, and a null address must not be hashed
   // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
@@ -563,6 +581,7 @@ void on_update(query_ptr self, const view_update& u) {
   st.seq = u.seq;
   st.snapshot_cache = {};
   st.windowed_snapshot = nullptr;
+  st.origin_ns = u.origin_ns;  // stays until the next update: only emissions read it
   // Arc's identity-less fallback (§5.1 step 3) compares whole views: keep the old one only when
   // some row lacks an identity and a hub subscriber needs a change set.
   bool arc = st.subs.size() > st.windowed_subs && !st.single();
@@ -703,6 +722,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           }
           st.index[sub.token] = st.subs.size();
           ++st.windowed_subs;
+          st.count_subscriptions(slot_count, 1);
           w->opened(st.windowed_snapshot_body());
           st.subs.push_back(std::move(sub));
           return;
@@ -713,6 +733,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         }
         st.index[sub.token] = st.subs.size();
         ++st.slot_subs[slot_of(sub)];
+        st.count_subscriptions(slot_of(sub), 1);
         deliver(sub, st.snapshot_body(slot_of(sub)), unix_now_ms(), true);
         st.subs.push_back(std::move(sub));
       },

@@ -167,6 +167,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
       break;
     case watch_event::kind::update:
       if (e.actor) {
+        ev.update.origin_ns = steady_now_ns();  // the owner's clock is not this one
         self->send(e.actor, update_msg{std::move(ev.update)});
       }
       break;

@@ -11,6 +11,7 @@
 
 #include "actors/messages.hpp"
 #include "core/rendezvous.hpp"
+#include "log/log.hpp"
 
 namespace weir::actors {
 
@@ -379,10 +380,8 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
           // Not taken (the owner unreachable, overloaded, stopping, a failed read): the reader
           // reads the transaction again, rather than leave the owner's records stale.
           t->taken = false;
-          std::fprintf(stderr,
-                       "weir: change capture: an owner in space '%s' did not take a change "
-                       "(%s); it will be read again\n",
-                       space.c_str(), r.error().message.c_str());
+          log::warn("change capture: an owner did not take a change; it will be read again",
+                    {{"space", space}, {"code", r.error().code}, {"error", r.error().message}});
         }
         if (t->left.fetch_sub(1) == 1) {
           t->applied(t->taken.load());
@@ -475,7 +474,7 @@ void runtime::ownership_changed(bool reload_held) {
     notify_membership_changed(v);
   }
   if (moved > 0) {
-    std::fprintf(stderr, "weir: the cluster's owners changed: %zu units held here moved\n", moved);
+    log::info("the cluster's owners changed: units held here moved", {{"units", moved}});
   }
 }
 
@@ -587,6 +586,10 @@ void runtime::space_exists(const std::string& space, std::function<void(bool)> d
   });
 }
 
+const core::count_histogram* runtime::commit_group_sizes() const {
+  return impl_->store.group_sizes();
+}
+
 const core::latency_histogram& runtime::write_latency() const {
   return impl_->write_latency;
 }
@@ -621,6 +624,11 @@ runtime_stats runtime::stats() const {
   s.upstreams = impl_->upstreams.load();
   s.replicas = impl_->replicas.load();
   s.held_row_bytes = impl_->held_row_bytes.load();
+  for (std::size_t i = 0; i < s.subscriptions_by_encoding.size(); ++i) {
+    auto n = impl_->subscriptions_by_encoding[i].load(std::memory_order_relaxed);
+    s.subscriptions_by_encoding[i] = n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
+  s.store_queued = impl_->store.queued();
   return s;
 }
 

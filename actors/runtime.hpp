@@ -3,6 +3,8 @@
 // This header carries no CAF types, so the gateway and apps can include it cheaply.
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +21,7 @@ struct connection_health;
 struct health_scope;
 struct query_definition;
 struct bound_query;
+class count_histogram;
 class latency_histogram;
 }  // namespace weir::core
 namespace weir::store {
@@ -54,6 +57,12 @@ struct runtime_stats {
   /// JSON bytes of the rows this node's query actors hold (windows and results, owner and
   /// gateway alike).
   std::int64_t held_row_bytes = 0;
+  /// Client subscriptions held by this node's query actors, by how their results are encoded:
+  /// the four Arc transfer modes (legacy, full, delta, patch, in core::transfer_mode's order),
+  /// AG-UI state streams, windowed streams.
+  std::array<std::size_t, 6> subscriptions_by_encoding{};
+  /// Write batches queued for the store or being committed.
+  std::size_t store_queued = 0;
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.
@@ -136,6 +145,9 @@ class runtime {
 
   /// How long writes took, from submit to their answer (durable, or refused).
   const core::latency_histogram& write_latency() const;
+  /// How many write batches each of the store's group commits made durable together (null when
+  /// the store does not report it).
+  const core::count_histogram* commit_group_sizes() const;
 
   /// Writes submitted whose callback has not run yet.
   std::size_t in_flight_writes() const;

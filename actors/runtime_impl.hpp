@@ -2,6 +2,7 @@
 // actors/ (includes CAF).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -156,6 +157,9 @@ struct runtime::impl {
   /// JSON bytes of the rows query actors hold (windows, unbounded results), all keys together:
   /// what a gateway holds for the queries it serves.
   std::atomic<std::int64_t> held_row_bytes{0};
+  /// Client subscriptions in query actors by encoding slot (runtime_stats::
+  /// subscriptions_by_encoding); each query actor gives its share back when it ends.
+  std::array<std::atomic<std::int64_t>, 6> subscriptions_by_encoding{};
 
   std::mutex shards_mu;
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)

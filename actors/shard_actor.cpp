@@ -34,6 +34,7 @@
 #include "core/update_ops.hpp"
 #include "core/version_id.hpp"
 #include "core/window_view.hpp"
+#include "log/log.hpp"
 
 namespace weir::actors {
 namespace {
@@ -73,6 +74,7 @@ struct pending_write {
   /// Records the store wrote otherwise than staged (write_batch::corrected): published as such.
   std::shared_ptr<std::vector<store::record_write>> corrected;
   bool captured = false;  // another program's change, read back (write_batch::captured)
+  std::int64_t staged_ns = steady_now_ns();  // view_update::origin_ns of what it publishes
 };
 
 /// One query key on this unit.
@@ -608,11 +610,12 @@ std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
     auto rec = ec ? core::result<boost::json::object>{core::make_error("request.bad_json", "")}
                   : core::normalize_record(std::move(v), row.id);
     if (!rec) {
-      std::fprintf(stderr,
-                   "weir: change capture: skipped record '%s' of %s/%s dataset '%s': the store "
-                   "holds what Weir cannot serve (%s)\n",
-                   row.id.c_str(), st.unit.space.c_str(), st.unit.object.c_str(), dataset.c_str(),
-                   ec ? "not JSON" : rec.error().message.c_str());
+      log::warn("change capture skipped a record the store holds but Weir cannot serve",
+                {{"space", st.unit.space},
+                 {"object", st.unit.object},
+                 {"dataset", dataset},
+                 {"id", row.id},
+                 {"error", ec ? std::string_view{"not JSON"} : rec.error().message}});
       continue;
     }
     auto& doc = rec.value();
@@ -670,6 +673,7 @@ void publish_object_deleted(shard_ptr self, const pending_write& w) {
     view_update u;
     u.seq = w.seq;
     u.version_id = w.version_id;
+    u.origin_ns = w.staged_ns;
     u.object_deleted = true;
     u.synthetic = true;
     if (v.q->count) {
@@ -764,6 +768,7 @@ void publish(shard_ptr self, pending_write& w) {
     view_update u;
     u.seq = w.seq;
     u.version_id = w.version_id;
+    u.origin_ns = w.staged_ns;
     u.synthetic = w.synthetic;
     u.total = d->total;
     u.delta = std::make_shared<const core::window_delta>(std::move(*d));
@@ -773,6 +778,7 @@ void publish(shard_ptr self, pending_write& w) {
     view_update u;
     u.seq = w.seq;
     u.version_id = w.version_id;
+    u.origin_ns = w.staged_ns;
     u.synthetic = w.synthetic;
     u.changes = std::make_shared<const std::vector<view_change>>(std::move(list));
     if (v->q->count) {
@@ -878,9 +884,8 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
     // is another member), or, should the owners have changed back within that moment,
     // committed it after all. Then memory no longer holds what the store does: load again.
     if (m.ok) {
-      std::fprintf(stderr,
-                   "weir: unit '%s/%s' committed a write it had refused; loading it again\n",
-                   st.unit.space.c_str(), st.unit.object.c_str());
+      log::warn("a unit committed a write it had refused; loading it again",
+                {{"space", st.unit.space}, {"object", st.unit.object}});
       st.rt->reload_unit(st.unit, caf::actor_cast<caf::actor>(self));
     }
     return;
@@ -939,8 +944,7 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
     e.idx->build(ds.records.begin(), ds.records.end());
     if (auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
         ms >= 500) {
-      std::fprintf(stderr, "weir: built the index %s of %zu records in %.0f ms\n", key.c_str(),
-                   ds.records.size(), ms);
+      log::info("built an index", {{"index", key}, {"records", ds.records.size()}, {"ms", ms}});
     }
     it = ds.indexes.emplace(std::move(key), std::move(e)).first;
   }
@@ -1255,8 +1259,10 @@ caf::behavior loading(shard_ptr self) {
           // The unit cannot be read (store stopped, or an I/O error): this actor ends without
           // serving anything. Writes sent to it are answered server.unavailable by their guards;
           // the next use tries again. Query actors it adopted end with it (they monitor it).
-          std::fprintf(stderr, "weir: cannot load unit '%s/%s': %s\n", st.unit.space.c_str(),
-                       st.unit.object.c_str(), u.error->message.c_str());
+          log::error("cannot load a unit", {{"space", st.unit.space},
+                                            {"object", st.unit.object},
+                                            {"code", u.error->code},
+                                            {"error", u.error->message}});
           for (auto& a : st.adopted) {
             self->send(a.actor, stop_atom::value);
           }

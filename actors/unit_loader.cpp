@@ -13,6 +13,7 @@
 
 #include "actors/messages.hpp"
 #include "core/json_scan.hpp"
+#include "log/log.hpp"
 
 namespace weir::actors {
 
@@ -132,8 +133,9 @@ void unit_loader::run() {
       for (auto& [name, records] : out->datasets) {
         n += records.size();
       }
-      std::fprintf(stderr, "weir: loaded unit '%s/%s' (%zu records) in %.0f ms\n",
-                   job.unit.space.c_str(), job.unit.object.c_str(), n, ms);
+      log::info(
+          "loaded a large unit",
+          {{"space", job.unit.space}, {"object", job.unit.object}, {"records", n}, {"ms", ms}});
     }
     caf::anon_send(job.shard, loaded_msg{std::move(out)});
     job.shard = nullptr;

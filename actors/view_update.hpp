@@ -20,10 +20,10 @@ namespace weir::actors {
 
 /// One record's change as an unbounded query sees it.
 struct view_change {
-  core::record_ptr before;  ///< the old version if it matched, else null
-  core::record_ptr after;   ///< the new version if it matches, else null
-  core::doc_ptr before_doc;  ///< parsed `before`, when the owner had it (may be null)
-  core::doc_ptr after_doc;   ///< parsed `after`, when the owner had it (may be null)
+  core::record_ptr before;    ///< the old version if it matched, else null
+  core::record_ptr after;     ///< the new version if it matches, else null
+  core::doc_ptr before_doc;   ///< parsed `before`, when the owner had it (may be null)
+  core::doc_ptr after_doc;    ///< parsed `after`, when the owner had it (may be null)
   bool after_exists = false;  ///< the record still exists (it was filtered out, not deleted)
   std::shared_ptr<const core::change_ops> ops;
 };
@@ -46,9 +46,13 @@ struct view_update {
   /// The property document went with its object (the `objects` collection's side of a delete):
   /// windowed events carry versionId "" (windowed-subscribe §6 "Object deletion").
   bool synthetic = false;
-  std::shared_ptr<const core::window_delta> delta;             ///< bounded queries
-  std::shared_ptr<const std::vector<view_change>> changes;     ///< unbounded queries
+  std::shared_ptr<const core::window_delta> delta;          ///< bounded queries
+  std::shared_ptr<const std::vector<view_change>> changes;  ///< unbounded queries
   std::optional<std::uint64_t> total;
+  /// When the write reached this node (steady clock, ns): staged by the owner's shard, or the
+  /// update's arrival from the owner on a member that serves another's unit (steady clocks of
+  /// two machines are not comparable). Frames carry it so sessions can time write→frame.
+  std::int64_t origin_ns = 0;
 };
 
 }  // namespace weir::actors

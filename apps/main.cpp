@@ -19,6 +19,7 @@
 #include "apps/node.hpp"
 #include "apps/watch_client.hpp"
 #include "apps/windowed_client.hpp"
+#include "log/log.hpp"
 
 namespace {
 
@@ -26,7 +27,7 @@ constexpr const char* usage = R"(usage:
   weir serve [--config FILE] [--demo] [--http HOST:PORT] [--grpc HOST:PORT] [--peer HOST:PORT]
              [--data-dir DIR] [--node-id ID --member ID=PEER_HOST:PORT,HTTP_HOST:PORT ...]
              [--node-id ID --advertise-peer HOST:PORT --advertise-http HOST:PORT]
-             [--peer-token-file FILE] [--check]
+             [--peer-token-file FILE] [--log-level LEVEL] [--log-format text|json] [--check]
       Runs a node. --demo uses the built-in demo configuration (unless --config is given),
       seeds demo data and changes a few records every second (in a cluster: from the member
       with the smallest id only). --node-id and --member (one per member, this node included)
@@ -34,7 +35,9 @@ constexpr const char* usage = R"(usage:
       postgres backend, --node-id with --advertise-peer and --advertise-http (the addresses
       other members and clients reach it at) make it a member of an elastic cluster instead:
       members register in PostgreSQL and come and go at run time.
-      --peer-token-file sets cluster.token (the members' shared secret) from a file. --check
+      --peer-token-file sets cluster.token (the members' shared secret) from a file.
+      --log-level (debug, info, warn, error, off) and --log-format set the config file's
+      log.level and log.format: json writes one JSON object per line for log shippers. --check
       validates the configuration and flags, prints a summary and exits (0 when valid)
       without serving.
   weir watch --query NAME [--arg NAME=VALUE]... [--mode full|delta|patch] [--id QUERY_ID]
@@ -76,7 +79,7 @@ bool split_host_port(const std::string& s, std::string& host, std::uint16_t& por
 
 int serve(int argc, char** argv) {
   std::optional<std::string> config_file, http, grpc, peer, data_dir, node_id, peer_token_file,
-      advertise_peer, advertise_http;
+      advertise_peer, advertise_http, log_level, log_format;
   std::vector<weir::config::cluster_member> members;
   bool demo = false;
   bool check = false;
@@ -120,6 +123,12 @@ int serve(int argc, char** argv) {
     } else if (a == "--advertise-http") {
       if (!(advertise_http = next()))
         return 2;
+    } else if (a == "--log-level") {
+      if (!(log_level = next()))
+        return 2;
+    } else if (a == "--log-format") {
+      if (!(log_format = next()))
+        return 2;
     } else if (a == "--member") {
       auto v = next();
       if (!v)
@@ -141,6 +150,21 @@ int serve(int argc, char** argv) {
   if (!cfg) {
     std::cerr << "weir: " << cfg.error().message << "\n";
     return 1;
+  }
+  if (log_level) {
+    if (!weir::log::parse_level(*log_level)) {
+      std::cerr << "weir serve: --log-level wants debug, info, warn, error or off, got '"
+                << *log_level << "'\n";
+      return 2;
+    }
+    cfg->log_level = *log_level;
+  }
+  if (log_format) {
+    if (!weir::log::parse_format(*log_format)) {
+      std::cerr << "weir serve: --log-format wants text or json, got '" << *log_format << "'\n";
+      return 2;
+    }
+    cfg->log_format = *log_format;
   }
   if (http && !split_host_port(*http, cfg->http_address, cfg->http_port)) {
     std::cerr << "weir serve: --http wants HOST:PORT, got '" << *http << "'\n";
@@ -206,6 +230,8 @@ int serve(int argc, char** argv) {
               << "\n";
     return 0;
   }
+  weir::log::configure(*weir::log::parse_level(cfg->log_level),
+                       *weir::log::parse_format(cfg->log_format), cfg->cluster.node_id);
   // Signals are taken by sigwait below, never by an arbitrary thread.
   sigset_t set;
   sigemptyset(&set);
@@ -218,16 +244,21 @@ int serve(int argc, char** argv) {
     return 1;
   }
   auto& node = *n.value();
-  std::cerr << "weir: serving HTTP/WebSocket on " << node.config().http_address << ":"
-            << node.http_port() << ", gRPC on " << node.config().grpc_address << ":"
-            << node.grpc_port();
-  if (node.peer_port() != 0) {
-    std::cerr << ", peers on " << node.config().peer_address << ":" << node.peer_port();
-  }
-  if (node.config().store_backend == "postgres") {
-    std::cerr << ", records in PostgreSQL\n";
-  } else {
-    std::cerr << ", data in " << node.config().data_dir << "\n";
+  {
+    // The first words are what scripts and tests wait for (and the bound ports, with port 0).
+    std::ostringstream line;
+    line << "serving HTTP/WebSocket on " << node.config().http_address << ":" << node.http_port()
+         << ", gRPC on " << node.config().grpc_address << ":" << node.grpc_port();
+    if (node.peer_port() != 0) {
+      line << ", peers on " << node.config().peer_address << ":" << node.peer_port();
+    }
+    if (node.config().store_backend == "postgres") {
+      line << ", records in PostgreSQL";
+    } else {
+      line << ", data in " << node.config().data_dir;
+    }
+    weir::log::info(line.str(), {{"version", weir::app::weir_version},
+                                 {"backend", node.config().store_backend}});
   }
   std::unique_ptr<weir::app::demo_writer> writer;
   const auto& cl = node.config().cluster;
@@ -253,10 +284,10 @@ int serve(int argc, char** argv) {
   }
   int sig = 0;
   sigwait(&set, &sig);
-  std::cerr << "weir: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", draining\n";
+  weir::log::info("draining", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   writer.reset();
   node.stop();
-  std::cerr << "weir: stopped\n";
+  weir::log::info("stopped");
   return 0;
 }
 

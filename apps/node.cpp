@@ -10,6 +10,7 @@
 #include "cluster/cluster_node.hpp"
 #include "cluster/grpc_server.hpp"
 #include "gateway/http_server.hpp"
+#include "log/log.hpp"
 #include "store/postgres_leases.hpp"
 #include "store/postgres_store.hpp"
 #include "store/rocksdb_store.hpp"
@@ -137,6 +138,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.port = p->cfg.http_port;
   ho.io_threads = p->cfg.io_threads;
   ho.max_body_bytes = p->cfg.max_body_bytes;
+  ho.version = weir_version;
   ho.max_connections = p->cfg.max_connections;
   ho.max_connections_per_client = p->cfg.max_connections_per_client;
   ho.allowed_origins = p->cfg.hub.allowed_origins;
@@ -256,8 +258,8 @@ void node::stop() {
   p.cluster.reset();
   p.store.reset();
   // For operators: where a slow stop spent its time (each figure is since the stop began).
-  std::fprintf(stderr, "weir: stopped in %lld ms (clients drained at %lld ms, gRPC at %lld ms)\n",
-               ms_since(started), http_ms, grpc_ms);
+  log::info("node stopped",
+            {{"ms", ms_since(started)}, {"clientsDrainedMs", http_ms}, {"grpcStoppedMs", grpc_ms}});
 }
 
 }  // namespace weir::app

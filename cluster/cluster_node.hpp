@@ -125,6 +125,7 @@ class cluster_node final : public actors::cluster_link {
   bool elastic() const override;
   std::uint64_t owners_epoch() const override;
   std::pair<unsigned, std::string> health() const override;
+  peer_stream_stats peer_stream(const std::string& id) const override;
 
   struct impl;
 

@@ -59,6 +59,10 @@ struct peer_state {
   bool member = true;
   std::map<std::uint64_t, watch_entry> watches;
   watch_stream* stream = nullptr;
+  // Watch stream health (/metrics), counted by the streams' reactors.
+  std::atomic<std::uint64_t> stream_events{0};
+  std::atomic<std::uint64_t> streams_started{0};
+  std::atomic<std::uint64_t> stream_errors{0};
 };
 
 struct cluster_node::impl {

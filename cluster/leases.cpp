@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cluster/cluster_node_impl.hpp"
+#include "log/log.hpp"
 
 namespace weir::cluster {
 
@@ -34,8 +35,8 @@ void cluster_node::impl::lease_loop() {
     } else {
       std::lock_guard lock{owners_mu};
       if (lease_error != round.error().message) {
-        std::fprintf(stderr, "weir: cannot renew this member's lease: %s\n",
-                     round.error().message.c_str());
+        log::warn("cannot renew this member's lease",
+                  {{"code", round.error().code}, {"error", round.error().message}});
       }
       lease_error = round.error().message;
     }
@@ -119,9 +120,9 @@ void cluster_node::impl::apply_round(store::membership_round round) {
     lease_error.clear();
   }
   if (changed || reload) {
-    std::fprintf(stderr, "weir: cluster membership epoch %llu%s\n",
-                 static_cast<unsigned long long>(round.epoch),
-                 reload ? " (missed a change: the units held here load again)" : "");
+    log::info(reload ? "cluster membership epoch (missed a change: the units held here load again)"
+                     : "cluster membership epoch",
+              {{"epoch", round.epoch}});
     rt.ownership_changed(reload);
   }
 }

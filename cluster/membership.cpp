@@ -111,6 +111,19 @@ bool cluster_node::member_up(const std::string& id) const {
   });
 }
 
+actors::cluster_link::peer_stream_stats cluster_node::peer_stream(const std::string& id) const {
+  peer_stream_stats out;
+  self_or_peer(*impl_, id, [&out](const peer_state& p) {
+    out.open = p.stream != nullptr;
+    out.watches = p.watches.size();
+    out.events = p.stream_events.load(std::memory_order_relaxed);
+    out.started = p.streams_started.load(std::memory_order_relaxed);
+    out.errors = p.stream_errors.load(std::memory_order_relaxed);
+    return true;
+  });
+  return out;
+}
+
 bool cluster_node::is_member(const std::string& id) const {
   return self_or_peer(*impl_, id, [](const peer_state& p) { return p.member; });
 }

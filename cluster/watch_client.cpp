@@ -68,11 +68,15 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
       RemoveHold();
       return;
     }
+    p_.stream_events.fetch_add(1, std::memory_order_relaxed);
     node_.deliver(p_, in_);
     StartRead(&in_);
   }
 
-  void OnDone(const grpc::Status&) override {
+  void OnDone(const grpc::Status& status) override {
+    if (!status.ok()) {
+      p_.stream_errors.fetch_add(1, std::memory_order_relaxed);
+    }
     node_.stream_done(p_, this);
     auto& node = node_;
     delete this;
@@ -118,6 +122,7 @@ void cluster_node::impl::start_stream_locked(peer_state& p) {
   }
   auto* s = new watch_stream(*this, p);
   p.stream = s;
+  p.streams_started.fetch_add(1, std::memory_order_relaxed);
   s->start(std::move(opens));
 }
 

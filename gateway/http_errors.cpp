@@ -74,4 +74,14 @@ std::string error_body(const core::error& e) {
   return boost::json::serialize(root);
 }
 
+std::string_view error_code_of(std::string_view body) {
+  // error_body() serializes "error" then "code" first; codes are plain dotted words.
+  constexpr std::string_view prefix = R"({"error":{"code":")";
+  if (!body.starts_with(prefix)) {
+    return {};
+  }
+  body.remove_prefix(prefix.size());
+  return body.substr(0, body.find('"'));
+}
+
 }  // namespace weir::gateway

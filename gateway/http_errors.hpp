@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/result.hpp"
 
@@ -13,5 +14,9 @@ unsigned status_for(const core::error& e);
 
 /// The JSON error envelope.
 std::string error_body(const core::error& e);
+
+/// The code of a body error_body() wrote ("" for any other body): what the refusal's log line
+/// names.
+std::string_view error_code_of(std::string_view body);
 
 }  // namespace weir::gateway

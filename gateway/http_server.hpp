@@ -47,6 +47,8 @@ struct http_options {
   std::vector<core::space_rule> spaces;
   /// Peers whose X-Forwarded-For and tenant header are believed (`http.trustedProxies`).
   std::vector<core::ip_network> trusted_proxies;
+  /// This build's version (/metrics' weir_build_info).
+  std::string version;
 };
 
 class http_server {

@@ -28,6 +28,7 @@
 #include "gateway/windowed_stream_session.hpp"
 #include "gateway/write_api.hpp"
 #include "gateway/ws_hub_session.hpp"
+#include "log/log.hpp"
 
 namespace weir::gateway {
 
@@ -796,6 +797,10 @@ bool http_session::refuse_sse_control(const http::request<http::string_body>& re
 
 void http_session::respond_empty(unsigned status, bool close, std::string_view allow,
                                  std::string_view retry_after) {
+  if (status >= 400) {
+    log::info("request refused",
+              {{"status", status}, {"correlation", correlation_}, {"remote", remote_}});
+  }
   res_ = {};
   res_.version(version_);
   res_.result(status);
@@ -841,6 +846,12 @@ void http_session::respond_probe() {
 
 void http_session::respond(unsigned status, std::string body, bool close, std::string_view allow,
                            std::string_view upgrade) {
+  if (status >= 400) {
+    log::info("request refused", {{"status", status},
+                                  {"code", error_code_of(body)},
+                                  {"correlation", correlation_},
+                                  {"remote", remote_}});
+  }
   res_ = {};
   res_.version(version_);
   res_.result(status);

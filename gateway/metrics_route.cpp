@@ -1,14 +1,21 @@
-// GET /metrics: the runtime's figures, the cluster's members as this node sees them, and change
-// capture, as Prometheus gauges. Written by hand: the format is a few lines of text per metric,
-// and no Debian package offers a C++ client that would not pull in its own HTTP server.
+// GET /metrics: the runtime's figures, the sessions' traffic (connections, frames, bytes,
+// delivery times, closes at the bounds), the store's group commits, the cluster's members and
+// watch streams as this node sees them, and change capture, in the Prometheus text format. Written
+// by hand: the format is a few lines of text per metric, and no Debian package offers a C++ client
+// that would not pull in its own HTTP server.
 #include "gateway/metrics_route.hpp"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "actors/cluster_link.hpp"
 #include "actors/runtime.hpp"
+#include "core/count_histogram.hpp"
 #include "core/latency_histogram.hpp"
 #include "gateway/server_context.hpp"
 #include "store/durable_store.hpp"
@@ -51,7 +58,39 @@ struct writer {
     head(name, "gauge", help);
     sample(name, {}, value);
   }
+  /// A histogram's cumulative buckets, sum and count (+Inf equals the count).
+  template <class Histogram, class Le, class Sum>
+  void histogram(std::string_view name, std::string_view help, const Histogram& h, Le le_of,
+                 Sum sum) {
+    head(name, "histogram", help);
+    std::uint64_t total = 0;
+    std::string bucket = std::string{name} + "_bucket";
+    for (std::size_t i = 0; i <= Histogram::bounds.size(); ++i) {
+      total += h.bucket(i);
+      auto le = i < Histogram::bounds.size() ? le_of(Histogram::bounds[i]) : std::string{"+Inf"};
+      sample(bucket, "le=\"" + le + "\"", total);
+    }
+    out.append(name).append("_sum ").append(sum).append("\n");
+    sample(std::string{name} + "_count", {}, total);
+  }
 };
+
+std::string seconds_label(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string seconds_sum(const core::latency_histogram& h) {
+  char sum[48];
+  std::snprintf(sum, sizeof sum, "%.6f", h.sum_seconds());
+  return sum;
+}
+
+constexpr std::array<std::string_view, 6> encoding_labels{
+    R"(protocol="arc",mode="legacy")",  R"(protocol="arc",mode="full")",
+    R"(protocol="arc",mode="delta")",   R"(protocol="arc",mode="patch")",
+    R"(protocol="ag-ui",mode="state")", R"(protocol="windowed",mode="windowed")"};
 
 }  // namespace
 
@@ -73,28 +112,64 @@ std::string prometheus_metrics(server_context& ctx) {
           s.held_row_bytes > 0 ? static_cast<std::uint64_t>(s.held_row_bytes) : 0);
   w.gauge("weir_writes_in_flight", "Writes submitted and not yet answered.",
           ctx.rt.in_flight_writes());
-  {
-    // Cumulative buckets, as the format wants; +Inf equals the count.
-    const auto& h = ctx.rt.write_latency();
-    constexpr std::string_view name = "weir_write_duration_seconds";
-    w.head(name, "histogram",
-           "Writes from their submission on this node to their answer (durable, or refused).");
-    std::uint64_t total = 0;
-    for (std::size_t i = 0; i <= core::latency_histogram::bounds.size(); ++i) {
-      total += h.bucket(i);
-      std::string le = "+Inf";
-      if (i < core::latency_histogram::bounds.size()) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", core::latency_histogram::bounds[i]);
-        le = buf;
-      }
-      w.sample("weir_write_duration_seconds_bucket", "le=\"" + le + "\"", total);
-    }
-    char sum[48];
-    std::snprintf(sum, sizeof sum, "%.6f", h.sum_seconds());
-    w.out.append("weir_write_duration_seconds_sum ").append(sum).append("\n");
-    w.sample("weir_write_duration_seconds_count", {}, total);
+  w.histogram("weir_write_duration_seconds",
+              "Writes from their submission on this node to their answer (durable, or refused).",
+              ctx.rt.write_latency(), seconds_label, seconds_sum(ctx.rt.write_latency()));
+  if (const auto* groups = ctx.rt.commit_group_sizes()) {
+    w.histogram(
+        "weir_commit_batch_writes",
+        "Write batches made durable together by one group commit (one fsync or transaction).",
+        *groups, [](std::uint64_t v) { return std::to_string(v); }, std::to_string(groups->sum()));
   }
+  w.gauge("weir_store_queue_depth", "Write batches queued for the store or being committed.",
+          s.store_queued);
+  const auto& t = ctx.traffic;
+  w.head("weir_connections", "gauge", "Streaming connections open, by transport.");
+  for (std::size_t i = 0; i < transport_count; ++i) {
+    auto n = t.open[i].load(std::memory_order_relaxed);
+    w.sample("weir_connections", "transport=\"" + std::string{transport_names[i]} + "\"",
+             n > 0 ? static_cast<std::uint64_t>(n) : 0);
+  }
+  w.head("weir_frames_sent_total", "counter",
+         "Frames handed to client sockets, by transport (a windowed `changes` frame is one).");
+  for (std::size_t i = 0; i < transport_count; ++i) {
+    w.sample("weir_frames_sent_total", "transport=\"" + std::string{transport_names[i]} + "\"",
+             t.frames[i].load(std::memory_order_relaxed));
+  }
+  w.head("weir_bytes_sent_total", "counter",
+         "Frame bytes handed to client sockets, by transport (payload and SSE framing; not "
+         "WebSocket headers, HTTP chunk lines or TLS).");
+  for (std::size_t i = 0; i < transport_count; ++i) {
+    w.sample("weir_bytes_sent_total", "transport=\"" + std::string{transport_names[i]} + "\"",
+             t.bytes[i].load(std::memory_order_relaxed));
+  }
+  w.histogram("weir_delivery_duration_seconds",
+              "Hub, direct and AG-UI frames from their write reaching this node (staged by the "
+              "owner, or the owner's update arriving) to the frame's hand-off to the socket.",
+              t.delivery, seconds_label, seconds_sum(t.delivery));
+  w.head("weir_closes_total", "counter",
+         "Connections closed at a bound: the close code (or windowed reason) and which bound.");
+  for (std::size_t i = 0; i < bound_close_count; ++i) {
+    const auto& l = bound_close_labels[i];
+    w.sample("weir_closes_total",
+             "code=\"" + std::string{l.code} + "\",reason=\"" + std::string{l.reason} + "\"",
+             t.closes[i].load(std::memory_order_relaxed));
+  }
+  {
+    std::uint64_t queued = 0;
+    for (const auto& c : ctx.slowest(std::numeric_limits<std::size_t>::max())) {
+      queued += c.queued_bytes;
+    }
+    w.gauge("weir_outbound_queued_bytes",
+            "Bytes queued for client sockets and not yet written, over every connection.", queued);
+  }
+  w.head("weir_subscriptions_by_encoding", "gauge",
+         "Client subscriptions in this node's query actors, by protocol and transfer mode.");
+  for (std::size_t i = 0; i < encoding_labels.size(); ++i) {
+    w.sample("weir_subscriptions_by_encoding", encoding_labels[i], s.subscriptions_by_encoding[i]);
+  }
+  w.head("weir_build_info", "gauge", "This build (label version); always 1.");
+  w.sample("weir_build_info", "version=\"" + label(ctx.opts.version) + "\"", 1);
   w.gauge("weir_draining", "1 while this node drains.", ctx.draining ? 1 : 0);
   auto cap = ctx.rt.store_capture();
   w.head("weir_store_info", "gauge", "The store backend (label backend).");
@@ -117,6 +192,36 @@ std::string prometheus_metrics(server_context& ctx) {
            "Each member this node knows, 1 while it answers heartbeats (this node always).");
     for (const auto& id : link->members()) {
       w.sample("weir_member_up", "member=\"" + label(id) + "\"", link->member_up(id) ? 1 : 0);
+    }
+    w.head("weir_peer_stream_open", "gauge",
+           "1 while this node's watch stream to the member runs (it runs while it holds watches).");
+    std::vector<std::pair<std::string, actors::cluster_link::peer_stream_stats>> streams;
+    for (const auto& id : link->members()) {
+      if (id != link->self_id()) {
+        streams.emplace_back(id, link->peer_stream(id));
+      }
+    }
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_stream_open", "member=\"" + label(id) + "\"", p.open ? 1 : 0);
+    }
+    w.head("weir_peer_watches", "gauge", "Watches this node holds on each member.");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_watches", "member=\"" + label(id) + "\"", p.watches);
+    }
+    w.head("weir_peer_stream_events_total", "counter",
+           "Snapshots and updates received over the member's watch streams.");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_stream_events_total", "member=\"" + label(id) + "\"", p.events);
+    }
+    w.head("weir_peer_streams_started_total", "counter",
+           "Watch streams started to the member (restarts after a stream ended count too).");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_streams_started_total", "member=\"" + label(id) + "\"", p.started);
+    }
+    w.head("weir_peer_stream_errors_total", "counter",
+           "Watch streams to the member that ended with an error status.");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_stream_errors_total", "member=\"" + label(id) + "\"", p.errors);
     }
     w.gauge("weir_membership_epoch",
             "The epoch of the owners this node routes by (elastic membership; 0 for a list).",

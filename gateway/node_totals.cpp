@@ -19,11 +19,14 @@ std::uint64_t writes_total(server_context& ctx) {
   return n;
 }
 
-std::uint64_t frames_total(server_context&) {
-  // Nothing counts frames handed to sockets yet: the sessions' traffic counters are being added
-  // (one per transport). Until they land the page shows 0 frames and a flat frames/s chart;
-  // then this returns their sum over the transports.
-  return 0;
+std::uint64_t frames_total(server_context& ctx) {
+  // The sessions count what they hand to sockets per transport (traffic_stats), as /metrics'
+  // weir_frames_sent_total shows them.
+  std::uint64_t n = 0;
+  for (const auto& f : ctx.traffic.frames) {
+    n += f.load(std::memory_order_relaxed);
+  }
+  return n;
 }
 
 }  // namespace weir::gateway

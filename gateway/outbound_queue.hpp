@@ -5,6 +5,7 @@
 // sessions, which differ only in how a frame is framed on the wire.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 
@@ -58,7 +59,7 @@ class outbound_queue {
   /// The batch was written (or given up): its frames leave the queue.
   void finish_batch() {
     for (; batch_ > 0; --batch_) {
-      bytes_ -= frames_.front().size();
+      sub_bytes(frames_.front().size());
       frames_.pop_front();
     }
   }
@@ -66,7 +67,7 @@ class outbound_queue {
   /// After a close is decided: drops every frame not in the batch in flight.
   void drop_unstarted() {
     while (frames_.size() > batch_) {
-      bytes_ -= frames_.back().size();
+      sub_bytes(frames_.back().size());
       frames_.pop_back();
     }
   }
@@ -74,11 +75,15 @@ class outbound_queue {
   /// Drops everything (the socket is gone and nothing is in flight).
   void clear() {
     frames_.clear();
-    bytes_ = 0;
+    bytes_.store(0, std::memory_order_relaxed);
     batch_ = 0;
   }
 
   bool empty() const { return frames_.empty(); }
+
+  /// Bytes queued, the batch in flight included; the one figure another thread may read (the
+  /// admin page's slowest consumers).
+  std::size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
  private:
   push_result admit(actors::outbound_frame f, const actors::hub_options& hub, bool superseding) {
@@ -92,16 +97,20 @@ class outbound_queue {
     if (superseding) {
       drop_unstarted();
     } else if (frames_.size() >= hub.max_outbound_frames ||
-               bytes_ + size > hub.max_outbound_queue_bytes) {
+               bytes() + size > hub.max_outbound_queue_bytes) {
       return push_result::full;
     }
-    bytes_ += size;
+    bytes_.store(bytes() + size, std::memory_order_relaxed);
     frames_.push_back(std::move(f));
     return push_result::queued;
   }
 
+  // Written only on the session's strand: plain loads and stores, atomic only so that a
+  // reader elsewhere sees a whole value.
+  void sub_bytes(std::size_t n) { bytes_.store(bytes() - n, std::memory_order_relaxed); }
+
   std::deque<actors::outbound_frame> frames_;
-  std::size_t bytes_ = 0;
+  std::atomic<std::size_t> bytes_{0};
   std::size_t batch_ = 0;  // frames at the front that belong to the write in flight
 };
 

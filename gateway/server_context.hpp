@@ -4,6 +4,7 @@
 // Internal to gateway/.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -11,10 +12,12 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/direct_query.hpp"
 #include "core/query_definition.hpp"
 #include "gateway/http_server.hpp"
+#include "gateway/traffic_stats.hpp"
 
 namespace weir::gateway {
 
@@ -47,9 +50,26 @@ class closable {
   virtual ~closable() = default;
   /// Asks the session to close for shutdown (thread-safe).
   virtual void shut_down() = 0;
+  /// Bytes queued for the socket and not yet written (thread-safe): how far the client lags.
+  virtual std::size_t queued_bytes() const { return 0; }
   /// The connection's place in the node's connection budget (http.maxConnections…): held by
   /// whichever session owns the socket, released with it.
   std::shared_ptr<const void> connection_slot;
+  /// Set by the session before it registers (server_context::add), then read-only: what the
+  /// admin page's slowest consumers show of it.
+  transport kind = transport::websocket;
+  std::string remote;          ///< the client address
+  std::string correlation_id;  ///< the request's correlation id (its logs and errors carry it)
+  std::atomic<std::uint64_t> frames_sent{0};
+};
+
+/// A connection as the admin page lists it among the slowest consumers.
+struct consumer_view {
+  transport kind = transport::websocket;
+  std::string remote;
+  std::string correlation_id;
+  std::size_t queued_bytes = 0;
+  std::uint64_t frames_sent = 0;
 };
 
 struct server_context {
@@ -74,6 +94,36 @@ struct server_context {
     std::lock_guard lock{sessions_mu};
     return sessions.size();
   }
+
+  /// The `n` connections with the most bytes queued (the slowest consumers), most first; those
+  /// with nothing queued are left out.
+  std::vector<consumer_view> slowest(std::size_t n) {
+    std::vector<std::shared_ptr<closable>> live;
+    {
+      std::lock_guard lock{sessions_mu};
+      live.reserve(sessions.size());
+      for (auto& [raw, weak] : sessions) {
+        if (auto s = weak.lock()) {
+          live.push_back(std::move(s));
+        }
+      }
+    }
+    std::vector<consumer_view> out;
+    for (auto& s : live) {
+      if (auto q = s->queued_bytes(); q > 0) {
+        out.push_back({s->kind, s->remote, s->correlation_id, q,
+                       s->frames_sent.load(std::memory_order_relaxed)});
+      }
+    }
+    auto mid = out.begin() + static_cast<std::ptrdiff_t>(std::min(n, out.size()));
+    std::partial_sort(out.begin(), mid, out.end(),
+                      [](const auto& a, const auto& b) { return a.queued_bytes > b.queued_bytes; });
+    out.erase(mid, out.end());
+    return out;
+  }
+
+  /// Connections, frames, bytes and closes at the bounds (/metrics, the admin page).
+  traffic_stats traffic;
 
   /// Admits one TCP connection from `peer` under http.maxConnections and, unless the peer is a
   /// trusted proxy (its clients share its address), http.maxConnectionsPerClient. Null when

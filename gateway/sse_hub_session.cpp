@@ -14,6 +14,7 @@
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
+#include "log/log.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -36,11 +37,16 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
                                  unsigned http_version)
     : stream_(std::move(stream)),
       ctx_(ctx),
+      counted_(ctx.traffic, transport::sse),
       remote_(std::move(remote)),
       correlation_id_(std::move(correlation_id)),
       version_(http_version),
       expiry_(stream_.get_executor()),
-      keep_alive_(stream_.get_executor()) {}
+      keep_alive_(stream_.get_executor()) {
+  kind = transport::sse;
+  closable::remote = remote_;
+  closable::correlation_id = correlation_id_;
+}
 
 sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,
                                  std::string remote, unsigned http_version, direct_target direct)
@@ -54,9 +60,16 @@ sse_hub_session::~sse_hub_session() {
     ctx_.remove_sse(conn_->id(), this);
   }
   ctx_.remove(this);
+  log::debug("connection closed", {{"transport", "sse"},
+                                   {"correlation", correlation_id_},
+                                   {"frames", frames_sent.load(std::memory_order_relaxed)}});
 }
 
 void sse_hub_session::run() {
+  log::debug("connection opened", {{"transport", "sse"},
+                                   {"correlation", correlation_id_},
+                                   {"remote", remote_},
+                                   {"direct", direct_.has_value()}});
   if (direct_ && direct_->state) {
     run_state();
     return;
@@ -155,6 +168,11 @@ void sse_hub_session::write_stream_header() {
 }
 
 void sse_hub_session::refuse(unsigned status, std::string body) {
+  log::info("stream refused", {{"transport", "sse"},
+                               {"status", status},
+                               {"code", error_code_of(body)},
+                               {"correlation", correlation_id_},
+                               {"remote", remote_}});
   auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
                                                                  version_);
   res->set(http::field::server, "weir");
@@ -172,6 +190,7 @@ void sse_hub_session::refuse(unsigned status, std::string body) {
 
 void sse_hub_session::refuse_over_budget() {
   // §9: over the hub connection budget the stream GET answers 503, Retry-After: 1, no body.
+  ctx_.traffic.closed_at(bound_close::hub_capacity);
   auto res = std::make_shared<http::response<http::empty_body>>(http::status::service_unavailable,
                                                                 version_);
   res->set(http::field::server, "weir");
@@ -227,6 +246,7 @@ void sse_hub_session::send(actors::outbound_frame frame) {
                  beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
       break;
     case bounded_inbox::push_result::overflow:
+      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
       close(1013, "Outbound queue full");
       break;
     case bounded_inbox::push_result::lagged:
@@ -285,6 +305,7 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
     case outbound_queue::push_result::too_large:
       // §9: on SSE the stream is closed; the client reconnects to a fresh baseline. (A state
       // stream's frame over max_outbound_frame_bytes ends it the same way.)
+      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
       close(1013, "Outbound queue full");
       break;
   }
@@ -297,7 +318,9 @@ void sse_hub_session::do_write() {
   for (;;) {
     write_buffers_.clear();
     write_buffers_.emplace_back();  // the chunk-size line, filled in below
+    delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
+      counted.add(f.size(), f.origin_ns);
       write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
       if (f.head) {
         write_buffers_.push_back(asio::buffer(*f.head));
@@ -309,6 +332,7 @@ void sse_hub_session::do_write() {
       write_buffers_.push_back(asio::buffer(event_end.data(), event_end.size()));
       bytes += data_prefix.size() + f.size() + event_end.size();
     });
+    frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::sse), std::memory_order_relaxed);
     if (bytes > 0) {
       break;
     }
@@ -362,6 +386,13 @@ void sse_hub_session::close(std::uint16_t code, std::string reason) {
       return;
     }
     self->closing_ = true;
+    if (code != 1000 && code != 1001) {
+      log::info("connection closed by the server", {{"transport", "sse"},
+                                                    {"code", code},
+                                                    {"reason", reason},
+                                                    {"correlation", self->correlation_id_},
+                                                    {"remote", self->remote_}});
+    }
     self->inbox_.close();
     self->keep_alive_.cancel();
     self->expiry_.cancel();

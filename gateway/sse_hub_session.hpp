@@ -49,6 +49,7 @@ class sse_hub_session : public actors::frame_sink,
   void close(std::uint16_t code, std::string reason) override;
   // closable
   void shut_down() override { close(1001, "Server shutting down"); }
+  std::size_t queued_bytes() const override { return queue_.bytes(); }
 
   /// The protocol side; null until admitted.
   actors::hub_connection* connection() { return conn_.get(); }
@@ -81,6 +82,7 @@ class sse_hub_session : public actors::frame_sink,
 
   beast::tcp_stream stream_;
   server_context& ctx_;
+  open_connection counted_;  // in /metrics' weir_connections while this session lives
   std::string remote_;
   std::shared_ptr<const core::principal> who_ = core::anonymous_principal();
   std::string user_agent_;

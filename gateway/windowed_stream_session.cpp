@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "gateway/http_errors.hpp"
+#include "log/log.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -31,6 +32,7 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
                                                  std::optional<std::int64_t> expires_at)
     : stream_(std::move(stream)),
       ctx_(ctx),
+      counted_(ctx.traffic, transport::windowed),
       version_(http_version),
       correlation_id_(std::move(correlation_id)),
       req_(std::move(req)),
@@ -38,13 +40,22 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
       keep_alive_(stream_.get_executor()),
       deadline_(stream_.get_executor()),
       expires_at_(expires_at),
-      expiry_(stream_.get_executor()) {}
+      expiry_(stream_.get_executor()) {
+  kind = transport::windowed;
+  closable::remote = caller_;
+  closable::correlation_id = correlation_id_;
+}
 
 windowed_stream_session::~windowed_stream_session() {
   ctx_.remove(this);
+  log::debug("connection closed", {{"transport", "windowed"},
+                                   {"correlation", correlation_id_},
+                                   {"frames", frames_sent.load(std::memory_order_relaxed)}});
 }
 
 void windowed_stream_session::run() {
+  log::debug("connection opened",
+             {{"transport", "windowed"}, {"correlation", correlation_id_}, {"caller", caller_}});
   stream_.expires_never();
   ctx_.add(shared_from_this());
   auto q = actors::windowed_query::open(ctx_.rt, req_, weak_from_this(), caller_);
@@ -90,6 +101,8 @@ void windowed_stream_session::on_refused(core::error e) {
   if (started_ || closed_) {
     return;
   }
+  log::info("stream refused",
+            {{"transport", "windowed"}, {"code", e.code}, {"correlation", correlation_id_}});
   closed_ = true;
   query_.reset();
   deadline_.cancel();
@@ -157,6 +170,7 @@ void windowed_stream_session::on_event(std::shared_ptr<const std::string> ev) {
       event_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
     events_.clear();
     event_bytes_ = 0;
+    ctx_.traffic.closed_at(bound_close::windowed_overflow);
     on_closed("overflow");
     return;
   }
@@ -189,6 +203,10 @@ void windowed_stream_session::arm_expiry() {
 void windowed_stream_session::on_closed(std::string reason) {
   if (closing_ || closed_) {
     return;
+  }
+  if (reason != "server_shutdown") {
+    log::info("stream closed by the server",
+              {{"transport", "windowed"}, {"reason", reason}, {"correlation", correlation_id_}});
   }
   closing_ = true;
   query_.reset();
@@ -260,10 +278,15 @@ void windowed_stream_session::do_write() {
     buffers_.push_back(asio::buffer(s.data(), s.size()));
     bytes += s.size();
   };
+  std::uint64_t frames = 0;
   if (!head_.empty()) {
     add(head_);
     add(*snapshot_);
     add("\n\n");
+    frames += 2;  // ready, snapshot
+  }
+  if (!events_.empty()) {
+    ++frames;  // one `changes` frame carries every event held
   }
   if (!events_.empty()) {
     // Every event held goes out as one frame (§4: a Wait drains the whole mailbox).
@@ -291,6 +314,12 @@ void windowed_stream_session::do_write() {
   keepalive_due_ = false;
   if (bytes == 0) {
     return;
+  }
+  {
+    auto i = open_connection::index(transport::windowed);
+    ctx_.traffic.frames[i].fetch_add(frames, std::memory_order_relaxed);
+    ctx_.traffic.bytes[i].fetch_add(bytes, std::memory_order_relaxed);
+    frames_sent.fetch_add(frames, std::memory_order_relaxed);
   }
   if (chunked_) {
     char line[24];

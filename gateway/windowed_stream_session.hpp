@@ -11,6 +11,7 @@
 // node). HTTP/1.1 streams are chunked; HTTP/1.0 ones end with the connection.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -48,6 +49,7 @@ class windowed_stream_session : public actors::windowed_sink,
   void refused(core::error e) override;
   // closable: the node drains (Decision 5: `closed{server_shutdown}`)
   void shut_down() override { closed("server_shutdown"); }
+  std::size_t queued_bytes() const override { return event_bytes_.load(std::memory_order_relaxed); }
 
  private:
   void on_opened(std::shared_ptr<const std::string> snapshot);
@@ -68,6 +70,7 @@ class windowed_stream_session : public actors::windowed_sink,
 
   beast::tcp_stream stream_;
   server_context& ctx_;
+  open_connection counted_;  // in /metrics' weir_connections while this session lives
   unsigned version_;
   std::string correlation_id_;
   std::shared_ptr<const core::windowed_request> req_;
@@ -83,8 +86,8 @@ class windowed_stream_session : public actors::windowed_sink,
   std::string head_;      // `ready` and `snapshot`, before the first write
   std::shared_ptr<const std::string> snapshot_;
   std::deque<std::shared_ptr<const std::string>> events_;  // not yet handed to a write
-  std::size_t event_bytes_ = 0;
-  std::string close_frame_;  // set once `closed` is decided
+  std::atomic<std::size_t> event_bytes_{0};  // written on the strand; read by slowest()
+  std::string close_frame_;                  // set once `closed` is decided
   bool keepalive_due_ = false;
 
   // The write in flight: its buffers and the events they reference.

@@ -21,6 +21,7 @@
 #include "core/hub_codec.hpp"
 #include "core/ws_framing.hpp"
 #include "gateway/query_routes.hpp"
+#include "log/log.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -39,6 +40,7 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
       handshake_(std::make_unique<websocket::stream<beast::tcp_stream>>(std::move(socket))),
       sock_(exec_),
       ctx_(ctx),
+      counted_(ctx.traffic, transport::websocket),
       correlation_id_(std::move(correlation_id)),
       keep_alive_(exec_),
       close_timer_(exec_),
@@ -46,6 +48,9 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
   remote_ = id.client;
   who_ = id.who;
   refused_ = id.refused;
+  kind = transport::websocket;
+  remote = remote_;
+  closable::correlation_id = correlation_id_;
 }
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct,
@@ -56,6 +61,9 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct
 
 ws_hub_session::~ws_hub_session() {
   ctx_.remove(this);
+  log::debug("connection closed", {{"transport", "websocket"},
+                                   {"correlation", correlation_id_},
+                                   {"frames", frames_sent.load(std::memory_order_relaxed)}});
 }
 
 void ws_hub_session::run(http::request<http::string_body> req) {
@@ -63,6 +71,10 @@ void ws_hub_session::run(http::request<http::string_body> req) {
     user_agent_ = std::string{it->value()};
   }
   ctx_.add(shared_from_this());
+  log::debug("connection opened", {{"transport", "websocket"},
+                                   {"correlation", correlation_id_},
+                                   {"remote", remote_},
+                                   {"direct", direct_.has_value()}});
   auto& ws = *handshake_;
   beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
   ws.set_option(websocket::stream_base::decorator(
@@ -122,6 +134,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   info.user_agent = user_agent_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
+    ctx_.traffic.closed_at(bound_close::hub_capacity);
     start_close(1013, "Hub capacity reached");
     return;
   }
@@ -286,6 +299,9 @@ bool ws_hub_session::parse_frames() {
         message_.clear();
         in_message_ = false;
         if (refuse) {
+          if (refuse->first == 1009) {
+            ctx_.traffic.closed_at(bound_close::inbound_frame_too_large);
+          }
           start_close(refuse->first, refuse->second);
         }
         continue;
@@ -357,6 +373,7 @@ void ws_hub_session::on_message(std::string text) {
     return;
   }
   if (!conn_->deliver(std::move(text))) {
+    ctx_.traffic.closed_at(bound_close::inbound_queue_full);
     start_close(1013, "Inbound queue full");
   }
 }
@@ -383,6 +400,7 @@ void ws_hub_session::send(actors::outbound_frame frame) {
                  beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
       break;
     case bounded_inbox::push_result::overflow:
+      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
       close(1013, "Outbound queue full");
       break;
     case bounded_inbox::push_result::queued:
@@ -421,6 +439,7 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
     case outbound_queue::push_result::full:
       // The client does not keep up. Dropping a frame would corrupt its deltas; close instead,
       // and it reconnects to a fresh baseline (arc-hub §9).
+      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
       start_close(1013, "Outbound queue full");
       break;
   }
@@ -441,7 +460,9 @@ void ws_hub_session::do_write() {
       write_buffers_.push_back(asio::buffer(control_in_flight_));
     }
     auto* header = reinterpret_cast<std::uint8_t*>(headers_.data());
+    delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
+      counted.add(f.size(), f.origin_ns);
       auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), header);
       write_buffers_.push_back(asio::const_buffer{header, hs});
       header += 10;
@@ -455,6 +476,8 @@ void ws_hub_session::do_write() {
         write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
       }
     });
+    frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::websocket),
+                          std::memory_order_relaxed);
     if (!write_buffers_.empty()) {
       break;
     }
@@ -566,6 +589,13 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
     return;
   }
   closing_ = true;
+  if (code != 1000 && code != 1001) {
+    log::info("connection closed by the server", {{"transport", "websocket"},
+                                                  {"code", code},
+                                                  {"reason", reason},
+                                                  {"correlation", correlation_id_},
+                                                  {"remote", remote_}});
+  }
   inbox_.close();
   keep_alive_.cancel();
   close_code_ = code;

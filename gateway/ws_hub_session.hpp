@@ -44,6 +44,7 @@ class ws_hub_session : public actors::frame_sink,
   void close(std::uint16_t code, std::string reason) override;
   // closable
   void shut_down() override { close(1001, "Server shutting down"); }
+  std::size_t queued_bytes() const override { return queue_.bytes(); }
 
  private:
   void on_accept(beast::error_code ec);
@@ -75,7 +76,8 @@ class ws_hub_session : public actors::frame_sink,
   std::unique_ptr<websocket::stream<beast::tcp_stream>> handshake_;
   tcp::socket sock_;
   server_context& ctx_;
-  std::string remote_;  // the client address
+  open_connection counted_;  // in /metrics' weir_connections while this session lives
+  std::string remote_;       // the client address
   std::shared_ptr<const core::principal> who_;
   std::optional<core::error> refused_;  // the upgrade's credential was refused
   std::string user_agent_;

@@ -15,6 +15,10 @@
 
 #include "core/result.hpp"
 
+namespace weir::core {
+class count_histogram;
+}
+
 namespace weir::store {
 
 /// An ownership unit: one object's datasets, or (object == "") the space's `objects` rows.
@@ -167,6 +171,10 @@ class durable_store {
 
   /// Batches (and ordered reads) queued or being written right now.
   virtual std::size_t queued() const = 0;
+
+  /// How many batches each group commit made durable together (null: the store has no group
+  /// commit to report).
+  virtual const core::count_histogram* group_sizes() const { return nullptr; }
 
   /// Commits what is queued, then stops the writer thread (later submits are refused; reads
   /// still work until destruction). Idempotent.

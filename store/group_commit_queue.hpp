@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/count_histogram.hpp"
 #include "store/durable_store.hpp"
 
 namespace weir::store {
@@ -81,6 +82,9 @@ class group_commit_queue {
     return queue_.size() + in_flight_;
   }
 
+  /// How many batches each group committed together (one fsync or one transaction each).
+  const core::count_histogram& group_sizes() const { return group_sizes_; }
+
   /// Whether stop() began (later submits are refused).
   bool stopped() const {
     std::lock_guard lock{mu_};
@@ -131,6 +135,7 @@ class group_commit_queue {
       }
       core::result<void> r;
       if (!group.empty()) {
+        group_sizes_.observe(group.size());
         r = commit_(group);
       }
       for (auto& p : group) {
@@ -155,6 +160,7 @@ class group_commit_queue {
   std::deque<entry> queue_;
   std::size_t in_flight_ = 0;
   bool stopping_ = false;
+  core::count_histogram group_sizes_;
   std::thread writer_;  // last: started once everything above exists
 };
 

@@ -4,16 +4,21 @@
 #include <cstdio>
 #include <string_view>
 
+#include "log/log.hpp"
+
 namespace weir::store::pg {
 namespace {
 
 /// The server's notices: NOTICE and below are routine (a migration's "already exists"); the
-/// rest goes to stderr like the node's other warnings.
+/// rest is logged as a warning.
 void on_notice(void*, const char* message) {
   std::string_view m{message};
   if (!m.starts_with("NOTICE") && !m.starts_with("DEBUG") && !m.starts_with("INFO") &&
       !m.starts_with("LOG")) {
-    std::fprintf(stderr, "weir: postgres: %s", message);
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) {
+      m.remove_suffix(1);
+    }
+    log::warn("postgres notice", {{"message", m}});
   }
 }
 

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "log/log.hpp"
 #include "store/pg_support.hpp"
 #include "store/postgres_leases.hpp"
 
@@ -200,7 +201,7 @@ struct postgres_change_reader::impl {
         break;
       }
       if (!why.empty()) {
-        std::fprintf(stderr, "weir: change capture: %s\n", why.c_str());
+        log::warn("change capture paused; retrying in 1 s", {{"reason", why}});
       }
       pause(std::chrono::milliseconds{1000});
     }
@@ -332,7 +333,7 @@ struct postgres_change_reader::impl {
         return "cannot create the replication slot '" + std::string{slot_name} +
                "' (the role needs the REPLICATION attribute): " + trim(made.error());
       }
-      std::fprintf(stderr, "weir: change capture: created the replication slot '%s'\n", slot_name);
+      log::info("change capture: created the replication slot", {{"slot", slot_name}});
     }
     return {};
   }
@@ -515,9 +516,9 @@ struct postgres_change_reader::impl {
         for (std::uint32_t i = 0; i < count && c.ok; ++i) {
           auto rel = relations.find(c.u32());
           if (rel != relations.end() && rel->second.records && !own_txn) {
-            std::fprintf(stderr,
-                         "weir: change capture: weir_records was truncated; units held in memory "
-                         "keep their records until they reload (unitIdleMs, or a restart)\n");
+            log::warn(
+                "change capture: weir_records was truncated; units held in memory keep their "
+                "records until they reload (unitIdleMs, or a restart)");
           }
         }
         break;

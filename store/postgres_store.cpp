@@ -782,6 +782,10 @@ std::size_t postgres_store::queued() const {
   return impl_->writer->queued();
 }
 
+const core::count_histogram* postgres_store::group_sizes() const {
+  return &impl_->writer->group_sizes();
+}
+
 void postgres_store::start_capture(std::string member, capture_sink sink) {
   if (!impl_->opts.change_capture) {
     return;

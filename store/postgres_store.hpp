@@ -47,6 +47,7 @@ class postgres_store final : public durable_store {
                                                 const std::string& dataset) const override;
   core::result<void> submit(write_batch batch, commit_callback done) override;
   std::size_t queued() const override;
+  const core::count_histogram* group_sizes() const override;
   void stop() override;
   /// Starts this member's change reader (postgres_change_reader): it competes for the
   /// cluster's one replication stream and hands what it reads to `sink`.

@@ -254,6 +254,10 @@ std::size_t rocksdb_store::queued() const {
   return impl_->writer->queued();
 }
 
+const core::count_histogram* rocksdb_store::group_sizes() const {
+  return &impl_->writer->group_sizes();
+}
+
 void rocksdb_store::stop() {
   if (!impl_) {
     return;

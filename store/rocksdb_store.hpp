@@ -33,6 +33,7 @@ class rocksdb_store final : public durable_store {
                                                 const std::string& dataset) const override;
   core::result<void> submit(write_batch batch, commit_callback done) override;
   std::size_t queued() const override;
+  const core::count_histogram* group_sizes() const override;
   void stop() override;
 
  private:

@@ -738,7 +738,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   const json::object& root = doc.get_object();
   const std::initializer_list<std::string_view> sections = {
-      "node", "http", "store", "query", "windowed", "cluster", "auth", "spaces", "queries"};
+      "node", "http", "store", "query", "windowed", "cluster", "auth", "spaces", "queries", "log"};
   for (const auto& kv : root) {
     bool known = false;
     for (auto k : sections) {
@@ -835,6 +835,32 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_cluster(file, root, cfg.cluster));
   WEIR_TRY(read_queries(file, root, cfg));
+  {
+    auto s = open_section(file, root, "log", {"level", "format"});
+    if (!s) {
+      return std::move(s).error();
+    }
+    auto one_of = [&](std::string_view key, std::initializer_list<std::string_view> allowed,
+                      std::string& out) -> result<void> {
+      auto t = s->text(key);
+      if (!t) {
+        return std::move(t).error();
+      }
+      if (!*t) {
+        return {};
+      }
+      for (auto a : allowed) {
+        if (**t == a) {
+          out = **t;
+          return {};
+        }
+      }
+      return config_error(file, s->path(key),
+                          "must be one of " + join(allowed) + " (got \"" + **t + "\")");
+    };
+    WEIR_TRY(one_of("level", {"debug", "info", "warn", "error", "off"}, cfg.log_level));
+    WEIR_TRY(one_of("format", {"text", "json"}, cfg.log_format));
+  }
   return cfg;
 }
 

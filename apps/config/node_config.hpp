@@ -167,6 +167,10 @@ struct node_config {
   cluster_settings cluster;
   auth_settings auth;
   std::vector<core::query_definition> queries;
+  /// log.level: the lowest level written (debug, info, warn, error, off).
+  std::string log_level = "info";
+  /// log.format: text (a line per event for a terminal) or json (an object per line).
+  std::string log_format = "text";
 };
 
 /// Reads and validates the file at `path`. Errors: code "config.invalid", message starting with

@@ -207,7 +207,50 @@ TEST(AdminUi, EventsSendStatsAtOnceThenEverySecond) {
   EXPECT_EQ(figure(m, "subscriptions"), 1u);
   EXPECT_GE(figure(m, "units"), 1u);
   EXPECT_GE(figure(m, "queryKeys"), 1u);
+  // Connected, the snapshot, and the events stream's own documents are not hub frames; the
+  // hub's two are counted, as /metrics counts them.
+  EXPECT_GE(figure(m, "framesTotal"), 2u);
   EXPECT_GT(third.at("at").as_int64(), first.at("at").as_int64());
+}
+
+TEST(AdminUi, AClientThatStopsReadingIsListedAmongTheSlowestConsumers) {
+  temp_dir dir;
+  // Bounds high enough that the backlog stays queued instead of closing the connection.
+  auto node = start_node(dir.path(),
+                         "query: { maxObservableOutboundFrames: 10000, "
+                         "maxObservableOutboundFrameBytes: 1048576, "
+                         "maxOutboundQueueBytes: 268435456 }");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "r0", R"({"n":0})");
+  const std::string correlation = "3b1f6c2e-9d4a-4e8b-a7c1-5f2e8d9b0a61";
+  ws_client slow{port, "/.cratis/queries/ws", {{"X-Correlation-ID", correlation}}};
+  slow.expect_connected();
+  slow.subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "delta");
+  slow.read_json();
+  // It reads nothing more: 120 writes of 100 KB each are far more than the socket buffers hold.
+  const std::string blob(100 * 1024, 'x');
+  for (int i = 1; i <= 120; ++i) {
+    put_record(port, "t", "o1", "items", "r" + std::to_string(i),
+               R"({"n":)" + std::to_string(i) + R"(,"blob":")" + blob + "\"}");
+  }
+  sse_client c{port, events_request()};
+  auto doc =
+      stats_until(c, [](const json::object& d) { return !d.at("slowest").as_array().empty(); });
+  ASSERT_FALSE(doc.empty());
+  const auto& row = doc.at("slowest").as_array()[0].as_object();
+  EXPECT_EQ(row.at("transport").as_string(), "websocket");
+  EXPECT_GT(row.at("queuedBytes").to_number<std::uint64_t>(), 1'000'000u);
+  EXPECT_GE(row.at("framesSent").to_number<std::uint64_t>(), 2u);
+  EXPECT_NE(std::string_view{row.at("connection").as_string()}.find(correlation),
+            std::string_view::npos)
+      << json::serialize(row);
+  EXPECT_EQ(row.at("member").as_string(), "");
+  // /metrics sums the same backlog.
+  auto m = http(port, "GET", "/metrics");
+  auto at = m.body.find("\nweir_outbound_queued_bytes ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stoull(m.body.substr(at + 28)), 1'000'000u);
 }
 
 TEST(AdminUi, TheStreamEndsWithClosedWhenTheNodeDrains) {

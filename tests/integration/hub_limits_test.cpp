@@ -99,6 +99,17 @@ struct node_with {
   std::uint16_t port = 0;
 };
 
+/// One sample's value in the node's /metrics exposition ("" when the series is absent).
+std::string metric(std::uint16_t port, const std::string& series) {
+  auto r = http(port, "GET", "/metrics");
+  auto at = r.body.find("\n" + series + " ");
+  if (at == std::string::npos) {
+    return {};
+  }
+  at += series.size() + 2;
+  return r.body.substr(at, r.body.find('\n', at) - at);
+}
+
 TEST(HubLimits, MalformedControlsGetAnErrorWithoutQueryIdAndTheConnectionStaysOpen) {
   node_with n;
   ASSERT_TRUE(n.node);
@@ -367,6 +378,8 @@ TEST(HubLimits, OversizedInboundFrameClosesWith1009) {
   ASSERT_TRUE(cs) << "no close frame";
   EXPECT_EQ(cs->first, 1009);
   EXPECT_EQ(cs->second, "Inbound frame too large");
+  EXPECT_EQ(metric(n.port, R"(weir_closes_total{code="1009",reason="inbound_frame_too_large"})"),
+            "1");
 }
 
 TEST(HubLimits, HubCapacityClosesTheSecondConnectionWith1013) {
@@ -382,6 +395,7 @@ TEST(HubLimits, HubCapacityClosesTheSecondConnectionWith1013) {
     EXPECT_EQ(cs->first, 1013);
     EXPECT_EQ(cs->second, "Hub capacity reached");
   }
+  EXPECT_EQ(metric(n.port, R"(weir_closes_total{code="1013",reason="hub_capacity"})"), "1");
   expect_ping_pong(*first, 5);
   // Once the first goes away its slot is released (the server notices the drop asynchronously).
   first.reset();
@@ -579,6 +593,8 @@ TEST(HubLimits, AClientThatStopsReadingIsClosedWithOutboundQueueFull) {
   ASSERT_TRUE(cs) << "no close frame after " << frames << " frames";
   EXPECT_EQ(cs->first, 1013);
   EXPECT_EQ(cs->second, "Outbound queue full");
+  EXPECT_EQ(metric(n.port, R"(weir_closes_total{code="1013",reason="outbound_queue_full"})"), "1");
+  EXPECT_EQ(metric(n.port, R"(weir_closes_total{code="1013",reason="inbound_queue_full"})"), "0");
 }
 
 TEST(HubLimits, AnOversizedOutboundFrameClosesWith1008) {

@@ -2,9 +2,12 @@
 // moving as connections, subscriptions and writes come; in a cluster, each member's state.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "cluster_support.hpp"
 #include "test_support.hpp"
@@ -100,6 +103,56 @@ TEST_F(Metrics, FollowConnectionsSubscriptionsAndUnits) {
   EXPECT_TRUE(head.body.empty());
 }
 
+TEST_F(Metrics, FramesBytesDeliveryTimesAndGroupCommitsAreCounted) {
+  auto m = scrape(port);
+  EXPECT_EQ(m[R"(weir_build_info{version="0.1.0"})"], 1);
+  EXPECT_EQ(m[R"(weir_connections{transport="websocket"})"], 0);
+  EXPECT_EQ(m[R"(weir_frames_sent_total{transport="websocket"})"], 0);
+  EXPECT_EQ(m["weir_delivery_duration_seconds_count"], 0);
+  EXPECT_EQ(m["weir_commit_batch_writes_count"], 0);
+  EXPECT_EQ(m[R"(weir_closes_total{code="1013",reason="outbound_queue_full"})"], 0);
+  EXPECT_TRUE(m.count("weir_store_queue_depth"));
+  EXPECT_TRUE(m.count("weir_outbound_queued_bytes"));
+
+  put_record(port, "t", "o1", "items", "a", R"({"n":0})");
+  auto hub = std::make_unique<ws_client>(port);
+  hub->expect_connected();
+  hub->subscribe("q", "T.Items.All", {{"obj", "o1"}}, 1, "delta");
+  hub->read_json();  // the snapshot
+  const int writes = 5;
+  for (int i = 1; i <= writes; ++i) {
+    put_record(port, "t", "o1", "items", "r" + std::to_string(i), R"({"n":1})");
+    hub->read_json();
+  }
+  m = scrape(port);
+  EXPECT_EQ(m[R"(weir_connections{transport="websocket"})"], 1);
+  EXPECT_EQ(m[R"(weir_subscriptions_by_encoding{protocol="arc",mode="delta"})"], 1);
+  EXPECT_EQ(m[R"(weir_subscriptions_by_encoding{protocol="arc",mode="full"})"], 0);
+  // Connected, the snapshot and one frame per write; each write's frame timed once.
+  EXPECT_EQ(m[R"(weir_frames_sent_total{transport="websocket"})"], writes + 2);
+  EXPECT_GT(m[R"(weir_bytes_sent_total{transport="websocket"})"], 0);
+  EXPECT_EQ(m["weir_delivery_duration_seconds_count"], writes);
+  EXPECT_GT(m["weir_delivery_duration_seconds_sum"], 0);
+  EXPECT_EQ(m[R"(weir_delivery_duration_seconds_bucket{le="+Inf"})"], writes);
+  // Every batch in some group commit: the groups' sizes add up to the writes.
+  EXPECT_EQ(m["weir_commit_batch_writes_sum"], writes + 1);
+  EXPECT_GE(m["weir_commit_batch_writes_count"], 1);
+  EXPECT_LE(m["weir_commit_batch_writes_count"], writes + 1);
+  EXPECT_EQ(m[R"(weir_commit_batch_writes_bucket{le="+Inf"})"],
+            m["weir_commit_batch_writes_count"]);
+
+  hub.reset();
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline &&
+         (m[R"(weir_connections{transport="websocket"})"] != 0 ||
+          m[R"(weir_subscriptions_by_encoding{protocol="arc",mode="delta"})"] != 0)) {
+    std::this_thread::sleep_for(50ms);
+    m = scrape(port);
+  }
+  EXPECT_EQ(m[R"(weir_connections{transport="websocket"})"], 0);
+  EXPECT_EQ(m[R"(weir_subscriptions_by_encoding{protocol="arc",mode="delta"})"], 0);
+}
+
 TEST(MetricsCluster, EachMemberIsUpAndWatchesAreCounted) {
   cluster3 cl;
   auto obj = cl.object_owned_by(1, "met");
@@ -112,6 +165,19 @@ TEST(MetricsCluster, EachMemberIsUpAndWatchesAreCounted) {
   for (int i = 0; i < cluster3::n; ++i) {
     EXPECT_EQ(m["weir_member_up{member=\"" + cl.id(i) + "\"}"], 1) << cl.id(i);
   }
+  // The watch on the owner runs over one stream to it, and none to the third member.
+  EXPECT_EQ(m["weir_peer_stream_open{member=\"" + cl.id(1) + "\"}"], 1);
+  EXPECT_EQ(m["weir_peer_watches{member=\"" + cl.id(1) + "\"}"], 1);
+  EXPECT_GE(m["weir_peer_stream_events_total{member=\"" + cl.id(1) + "\"}"], 1);
+  EXPECT_EQ(m["weir_peer_streams_started_total{member=\"" + cl.id(1) + "\"}"], 1);
+  EXPECT_EQ(m["weir_peer_stream_errors_total{member=\"" + cl.id(1) + "\"}"], 0);
+  EXPECT_EQ(m["weir_peer_stream_open{member=\"" + cl.id(2) + "\"}"], 0);
+  EXPECT_FALSE(m.count("weir_peer_watches{member=\"" + cl.id(0) + "\"}")) << "not itself";
+  // An update from the owner is timed from its arrival here.
+  put_record(cl.port(1), "t", obj, "items", "b", R"({"n":2})");
+  hub.read_json();
+  m = scrape(cl.port(0));
+  EXPECT_EQ(m["weir_delivery_duration_seconds_count"], 1);
   EXPECT_EQ(m["weir_membership_epoch"], 0);
   EXPECT_EQ(m["weir_upstream_watches"], 1);
   EXPECT_EQ(m[R"(weir_units{kind="remote"})"], 1);

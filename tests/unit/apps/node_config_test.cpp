@@ -153,6 +153,24 @@ TEST(NodeConfigTest, WindowedSection) {
   EXPECT_EQ(e.details.at("field"), json::value("windowed.keepAlive"));
 }
 
+TEST(NodeConfigTest, LogSection) {
+  auto d = load_config_text("", "l.yaml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->log_level, "info");
+  EXPECT_EQ(d->log_format, "text");
+  auto r = load_config_text("log: { level: debug, format: json }", "l.yaml");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->log_level, "debug");
+  EXPECT_EQ(r->log_format, "json");
+  auto e = load_error("log: { level: verbose }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("log.level"));
+  EXPECT_NE(e.message.find("debug, info, warn, error, off"), std::string::npos) << e.message;
+  e = load_error("log: { format: logfmt }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("log.format"));
+  e = load_error("log: { colour: true }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("log.colour"));
+}
+
 TEST(NodeConfigTest, PerCallerLimitsDefaultToTheConfiguredGlobalOnes) {
   auto r = load_config_text(
       "query: { maxObservableHubConnections: 7, maxObservableSubscriptions: 9 }", "w.yaml");
