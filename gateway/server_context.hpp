@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -55,11 +56,12 @@ class closable {
   /// The connection's place in the node's connection budget (http.maxConnections…): held by
   /// whichever session owns the socket, released with it.
   std::shared_ptr<const void> connection_slot;
-  /// Set by the session before it registers (server_context::add), then read-only: what the
-  /// admin page's slowest consumers show of it.
-  transport kind = transport::websocket;
-  std::string remote;          ///< the client address
-  std::string correlation_id;  ///< the request's correlation id (its logs and errors carry it)
+  /// What the admin page's slowest consumers show of it (any thread: the session sets these
+  /// before it registers with server_context::add and never changes them).
+  virtual std::string_view client() const { return {}; }  ///< the client address (or caller)
+  /// The request's correlation id (its log lines and errors carry it).
+  virtual std::string_view correlation() const { return {}; }
+  transport kind = transport::websocket;  ///< set by the session's constructor
   std::atomic<std::uint64_t> frames_sent{0};
 };
 
@@ -111,7 +113,7 @@ struct server_context {
     std::vector<consumer_view> out;
     for (auto& s : live) {
       if (auto q = s->queued_bytes(); q > 0) {
-        out.push_back({s->kind, s->remote, s->correlation_id, q,
+        out.push_back({s->kind, std::string{s->client()}, std::string{s->correlation()}, q,
                        s->frames_sent.load(std::memory_order_relaxed)});
       }
     }

@@ -44,8 +44,6 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
       expiry_(stream_.get_executor()),
       keep_alive_(stream_.get_executor()) {
   kind = transport::sse;
-  closable::remote = remote_;
-  closable::correlation_id = correlation_id_;
 }
 
 sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,

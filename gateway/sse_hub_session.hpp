@@ -50,6 +50,8 @@ class sse_hub_session : public actors::frame_sink,
   // closable
   void shut_down() override { close(1001, "Server shutting down"); }
   std::size_t queued_bytes() const override { return queue_.bytes(); }
+  std::string_view client() const override { return remote_; }
+  std::string_view correlation() const override { return correlation_id_; }
 
   /// The protocol side; null until admitted.
   actors::hub_connection* connection() { return conn_.get(); }

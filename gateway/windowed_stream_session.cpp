@@ -42,8 +42,6 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
       expires_at_(expires_at),
       expiry_(stream_.get_executor()) {
   kind = transport::windowed;
-  closable::remote = caller_;
-  closable::correlation_id = correlation_id_;
 }
 
 windowed_stream_session::~windowed_stream_session() {

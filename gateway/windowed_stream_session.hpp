@@ -50,6 +50,8 @@ class windowed_stream_session : public actors::windowed_sink,
   // closable: the node drains (Decision 5: `closed{server_shutdown}`)
   void shut_down() override { closed("server_shutdown"); }
   std::size_t queued_bytes() const override { return event_bytes_.load(std::memory_order_relaxed); }
+  std::string_view client() const override { return caller_; }
+  std::string_view correlation() const override { return correlation_id_; }
 
  private:
   void on_opened(std::shared_ptr<const std::string> snapshot);

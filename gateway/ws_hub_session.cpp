@@ -49,8 +49,6 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
   who_ = id.who;
   refused_ = id.refused;
   kind = transport::websocket;
-  remote = remote_;
-  closable::correlation_id = correlation_id_;
 }
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct,

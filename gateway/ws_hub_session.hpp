@@ -45,6 +45,8 @@ class ws_hub_session : public actors::frame_sink,
   // closable
   void shut_down() override { close(1001, "Server shutting down"); }
   std::size_t queued_bytes() const override { return queue_.bytes(); }
+  std::string_view client() const override { return remote_; }
+  std::string_view correlation() const override { return correlation_id_; }
 
  private:
   void on_accept(beast::error_code ec);
