@@ -23,7 +23,8 @@ RUN export DEBIAN_FRONTEND=noninteractive \
 # compile of sources the host (or CI's test build) already compiled is a cache hit. The base dir
 # and no hashed working directory make entries independent of where the tree is (as in
 # scripts/dev). Without the mount the cache stays in this stage, which the image does not keep.
-ENV CCACHE_DIR=/ccache CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=5G
+# CCACHE_UMASK: the host's cache stays writable by its owner when buildah runs as root (sudo).
+ENV CCACHE_DIR=/ccache CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=5G CCACHE_UMASK=002
 
 # ---- builder: compiles build/apps/weir only (the flags of scripts/dev build) -------------------
 FROM toolchain AS builder

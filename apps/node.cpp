@@ -217,7 +217,11 @@ void node::stop() {
     p.grpc->end_watch_streams();
   }
   if (p.http) {
-    p.http->drain(timeout);
+    // What is left of the one deadline (set_draining may have used some of it).
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    p.http->drain(std::max<std::int64_t>(left, 0));
   }
   auto http_ms = ms_since(started);
   if (p.grpc) {

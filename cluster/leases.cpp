@@ -120,9 +120,8 @@ void cluster_node::impl::apply_round(store::membership_round round) {
     lease_error.clear();
   }
   if (changed || reload) {
-    log::info(reload ? "cluster membership epoch (missed a change: the units held here load again)"
-                     : "cluster membership epoch",
-              {{"epoch", round.epoch}});
+    // reload: this member missed a change of owners, so the units it holds load again.
+    log::info("cluster membership epoch", {{"epoch", round.epoch}, {"reload", reload}});
     rt.ownership_changed(reload);
   }
 }

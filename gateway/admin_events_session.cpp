@@ -3,6 +3,7 @@
 // the members' last heartbeat answers (admin_stats_json), which takes locks for moments only.
 #include "gateway/admin_events_session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "gateway/admin_stats.hpp"
@@ -12,8 +13,6 @@ namespace {
 
 // EventSource reconnects after this long when the stream ends (a drained node, a restart).
 constexpr std::string_view retry_field = "retry: 3000\n\n";
-constexpr std::string_view closed_event =
-    "event: closed\ndata: {\"reason\":\"server_shutdown\"}\n\n";
 constexpr std::string_view keepalive = ": keepalive\n\n";
 
 std::string stats_event(server_context& ctx) {
@@ -23,14 +22,42 @@ std::string stats_event(server_context& ctx) {
 }  // namespace
 
 admin_events_session::admin_events_session(beast::tcp_stream&& stream, server_context& ctx,
-                                           unsigned http_version, std::string correlation_id)
+                                           unsigned http_version, std::string correlation_id,
+                                           std::optional<std::int64_t> expires_at)
     : stream_(std::move(stream)),
       ctx_(ctx),
       version_(http_version),
       correlation_id_(std::move(correlation_id)),
       ticks_(stream_.get_executor()),
       keep_alive_(stream_.get_executor()),
-      deadline_(stream_.get_executor()) {}
+      deadline_(stream_.get_executor()),
+      expires_at_(expires_at),
+      expiry_(stream_.get_executor()) {}
+
+std::string admin_events_session::closed_event_for(std::string_view reason) {
+  return "event: closed\ndata: {\"reason\":\"" + std::string{reason} + "\"}\n\n";
+}
+
+void admin_events_session::arm_expiry() {
+  // At most a day at a time, then checked again: a far-off expiry must not overflow the
+  // timer's clock arithmetic.
+  constexpr std::int64_t day_ms = 24LL * 3600 * 1000;
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  auto left = *expires_at_ * 1000 - now_ms;
+  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
+  expiry_.async_wait([self = shared_from_this(), left, day_ms](beast::error_code ec) {
+    if (ec || self->closing_ || self->closed_) {
+      return;
+    }
+    if (left > day_ms) {
+      self->arm_expiry();
+      return;
+    }
+    self->end(closed_event_for("deauthorized"));
+  });
+}
 
 admin_events_session::~admin_events_session() {
   ctx_.remove(this);
@@ -70,6 +97,9 @@ void admin_events_session::run() {
                            });
   next_tick_ = std::chrono::steady_clock::now();
   arm_tick();
+  if (expires_at_) {
+    arm_expiry();
+  }
   do_read();
   if (ctx_.draining) {
     // The node began to drain after the route let this stream in, possibly before it was
@@ -86,6 +116,8 @@ void admin_events_session::arm_tick() {
   // A fixed rate (not one second after each write): the page's rates divide by `at` anyway,
   // but a steady cadence keeps its charts even.
   next_tick_ += interval;
+  // After a stall, one document now rather than one per second missed.
+  next_tick_ = std::max(next_tick_, std::chrono::steady_clock::now());
   ticks_.expires_at(next_tick_);
   ticks_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec) {
@@ -140,7 +172,7 @@ void admin_events_session::on_write(beast::error_code ec, bool last) {
   }
   skipped_ = 0;
   if (closing_) {
-    send(std::string{closed_event}, true);  // the drain began while this write was out
+    send(closed_event_, true);  // the end was decided while this write was out
     return;
   }
   keep_alive_.wrote(std::chrono::milliseconds{ctx_.opts.windowed_keep_alive_ms}, this);
@@ -153,13 +185,15 @@ void admin_events_session::keep_alive_ping() {
   send(std::string{keepalive}, false);
 }
 
-void admin_events_session::on_shut_down() {
+void admin_events_session::end(std::string closed_event) {
   if (closing_ || closed_) {
     return;
   }
   closing_ = true;
+  closed_event_ = std::move(closed_event);
   ticks_.cancel();
   keep_alive_.cancel();
+  expiry_.cancel();
   // A client that stopped reading cannot hold a draining node: the socket closes at the
   // deadline whatever is still unwritten.
   deadline_.expires_after(close_deadline);
@@ -169,7 +203,7 @@ void admin_events_session::on_shut_down() {
     }
   });
   if (header_written_ && !writing_) {
-    send(std::string{closed_event}, true);
+    send(closed_event_, true);
   }
   // Otherwise the write in flight (the header, or a document) sends it when it completes.
 }
@@ -191,6 +225,7 @@ void admin_events_session::finish() {
   closed_ = true;
   ticks_.cancel();
   keep_alive_.cancel();
+  expiry_.cancel();
   beast::error_code ec;
   if (!chunked_) {
     deadline_.cancel();
@@ -221,6 +256,7 @@ void admin_events_session::gone() {
   closed_ = true;
   ticks_.cancel();
   keep_alive_.cancel();
+  expiry_.cancel();
   deadline_.cancel();
   // Closing aborts a write in flight to a client that stopped reading (its handler sees the
   // error and finds the session closed).

@@ -1,7 +1,8 @@
 // weir::gateway::admin_events_session — one admin page stream (GET /ui/events): answers
 // `200 text/event-stream`, sends `event: stats` with the stats document (admin_stats) at once
 // and then every second, a `: keepalive` comment after windowed.keepAliveMs of silence like
-// the other streams, and `event: closed` when the node drains. Internal to gateway/.
+// the other streams, and `event: closed` when the node drains (`server_shutdown`) or when the
+// admin's credential expires (`deauthorized`). Internal to gateway/.
 //
 // Bounded by construction: nothing queues. A tick that finds the previous document still being
 // written is skipped (the page computes its rates from cumulative counters, so a skipped
@@ -12,9 +13,11 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gateway/beast.hpp"
 #include "gateway/keep_alive_timer.hpp"
@@ -29,8 +32,10 @@ class admin_events_session : public closable,
   static constexpr int max_skipped_ticks = 10;
   static constexpr std::chrono::seconds close_deadline{5};
 
+  /// `expires_at`: when the credential that opened it expires (seconds since the Unix epoch);
+  /// the stream ends with `closed{deauthorized}` then. None: authentication is off.
   admin_events_session(beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
-                       std::string correlation_id);
+                       std::string correlation_id, std::optional<std::int64_t> expires_at);
   ~admin_events_session() override;
 
   /// Answers the request and starts the ticks. Call on the connection's strand.
@@ -43,7 +48,11 @@ class admin_events_session : public closable,
   void arm_tick();
   void send(std::string event, bool last);
   void on_write(beast::error_code ec, bool last);
-  void on_shut_down();
+  void on_shut_down() { end(closed_event_for("server_shutdown")); }
+  /// Decides the end: `closed` (with its reason) goes out next, then the stream ends.
+  void end(std::string closed_event);
+  static std::string closed_event_for(std::string_view reason);
+  void arm_expiry();
   void do_read();
   void finish();
   void gone();
@@ -72,6 +81,9 @@ class admin_events_session : public closable,
   std::chrono::steady_clock::time_point next_tick_{};
   keep_alive_timer keep_alive_;
   asio::steady_timer deadline_;  // the close deadline
+  std::optional<std::int64_t> expires_at_;
+  asio::steady_timer expiry_;
+  std::string closed_event_;  // what `end` decided to send last
 };
 
 }  // namespace weir::gateway

@@ -128,7 +128,13 @@ void http_session::handle_admin_events(const http::request<http::string_body>& r
     return;
   }
   // The stream takes the connection over; this session ends here.
-  handed_over<admin_events_session>(std::move(stream_), ctx_, version_, correlation_)->run();
+  // With authentication on it ends with `closed{deauthorized}` when the admin's token expires.
+  std::optional<std::int64_t> expires_at;
+  if (ctx_.opts.auth && id_.who) {
+    expires_at = id_.who->expires_at;
+  }
+  handed_over<admin_events_session>(std::move(stream_), ctx_, version_, correlation_, expires_at)
+      ->run();
 }
 
 void http_session::respond_asset(const ui_asset& asset, bool not_modified) {

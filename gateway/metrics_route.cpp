@@ -8,7 +8,6 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -155,14 +154,9 @@ std::string prometheus_metrics(server_context& ctx) {
              "code=\"" + std::string{l.code} + "\",reason=\"" + std::string{l.reason} + "\"",
              t.closes[i].load(std::memory_order_relaxed));
   }
-  {
-    std::uint64_t queued = 0;
-    for (const auto& c : ctx.slowest(std::numeric_limits<std::size_t>::max())) {
-      queued += c.queued_bytes;
-    }
-    w.gauge("weir_outbound_queued_bytes",
-            "Bytes queued for client sockets and not yet written, over every connection.", queued);
-  }
+  w.gauge("weir_outbound_queued_bytes",
+          "Bytes queued for client sockets and not yet written, over every connection.",
+          ctx.queued_total());
   w.head("weir_subscriptions_by_encoding", "gauge",
          "Client subscriptions in this node's query actors, by protocol and transfer mode.");
   for (std::size_t i = 0; i < encoding_labels.size(); ++i) {

@@ -97,21 +97,34 @@ struct server_context {
     return sessions.size();
   }
 
+  /// Every session still alive. Their last references may be dropped here, after the lock is
+  /// released: a session's destructor takes it (remove()).
+  std::vector<std::shared_ptr<closable>> live_sessions() {
+    std::vector<std::shared_ptr<closable>> live;
+    std::lock_guard lock{sessions_mu};
+    live.reserve(sessions.size());
+    for (auto& [raw, weak] : sessions) {
+      if (auto s = weak.lock()) {
+        live.push_back(std::move(s));
+      }
+    }
+    return live;
+  }
+
+  /// Bytes queued for client sockets over every connection (/metrics).
+  std::size_t queued_total() {
+    std::size_t total = 0;
+    for (auto& s : live_sessions()) {
+      total += s->queued_bytes();
+    }
+    return total;
+  }
+
   /// The `n` connections with the most bytes queued (the slowest consumers), most first; those
   /// with nothing queued are left out.
   std::vector<consumer_view> slowest(std::size_t n) {
-    std::vector<std::shared_ptr<closable>> live;
-    {
-      std::lock_guard lock{sessions_mu};
-      live.reserve(sessions.size());
-      for (auto& [raw, weak] : sessions) {
-        if (auto s = weak.lock()) {
-          live.push_back(std::move(s));
-        }
-      }
-    }
     std::vector<consumer_view> out;
-    for (auto& s : live) {
+    for (auto& s : live_sessions()) {
       if (auto q = s->queued_bytes(); q > 0) {
         out.push_back({s->kind, std::string{s->client()}, std::string{s->correlation()}, q,
                        s->frames_sent.load(std::memory_order_relaxed)});

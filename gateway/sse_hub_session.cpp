@@ -244,8 +244,7 @@ void sse_hub_session::send(actors::outbound_frame frame) {
                  beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
       break;
     case bounded_inbox::push_result::overflow:
-      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
-      close(1013, "Outbound queue full");
+      close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
       break;
     case bounded_inbox::push_result::lagged:
       asio::post(stream_.get_executor(),
@@ -303,8 +302,7 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
     case outbound_queue::push_result::too_large:
       // §9: on SSE the stream is closed; the client reconnects to a fresh baseline. (A state
       // stream's frame over max_outbound_frame_bytes ends it the same way.)
-      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
-      close(1013, "Outbound queue full");
+      close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
       break;
   }
 }
@@ -318,7 +316,7 @@ void sse_hub_session::do_write() {
     write_buffers_.emplace_back();  // the chunk-size line, filled in below
     delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
-      counted.add(f.size(), f.origin_ns);
+      counted.add(data_prefix.size() + f.size() + event_end.size(), f.origin_ns);
       write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
       if (f.head) {
         write_buffers_.push_back(asio::buffer(*f.head));
@@ -376,43 +374,52 @@ void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
 }
 
 void sse_hub_session::close(std::uint16_t code, std::string reason) {
+  close_at(std::nullopt, code, std::move(reason));
+}
+
+void sse_hub_session::close_at(std::optional<bound_close> bound, std::uint16_t code,
+                               std::string reason) {
   // SSE has no close code: the stream just ends (§9, §13); the reason is for the WebSocket
   // sibling of this interface. An AG-UI state stream says why first, with AG-UI's terminal
   // RUN_ERROR event.
-  asio::post(stream_.get_executor(), [self = shared_from_this(), code, reason = std::move(reason)] {
-    if (self->closing_ || self->closed_) {
-      return;
-    }
-    self->closing_ = true;
-    if (code != 1000 && code != 1001) {
-      log::info("connection closed by the server", {{"transport", "sse"},
-                                                    {"code", code},
-                                                    {"reason", reason},
-                                                    {"correlation", self->correlation_id_},
-                                                    {"remote", self->remote_}});
-    }
-    self->inbox_.close();
-    self->keep_alive_.cancel();
-    self->expiry_.cancel();
-    self->queue_.drop_unstarted();
-    if (self->direct_ && self->direct_->state) {
-      const char* error = code == 1001   ? "server.shutdown"
-                          : code == 1013 ? "stream.overflow"
-                                         : "server.unavailable";
-      self->queue_.push_superseding(
-          actors::outbound_frame::text(boost::json::serialize(
-              boost::json::object{{"type", "RUN_ERROR"}, {"message", reason}, {"code", error}})),
-          self->ctx_.rt.hub());
-      self->finish_after_queue_ = true;
-      if (!self->writing_ && self->header_done_) {
-        self->do_write();
-      }
-      return;
-    }
-    if (!self->writing_ && self->header_done_) {
-      self->finish();
-    }
-  });
+  asio::post(
+      stream_.get_executor(), [self = shared_from_this(), bound, code, reason = std::move(reason)] {
+        if (self->closing_ || self->closed_) {
+          return;
+        }
+        self->closing_ = true;
+        if (bound) {
+          self->ctx_.traffic.closed_at(*bound);
+        }
+        if (code != 1000 && code != 1001) {
+          log::info("connection closed by the server", {{"transport", "sse"},
+                                                        {"closeCode", code},
+                                                        {"reason", reason},
+                                                        {"correlation", self->correlation_id_},
+                                                        {"remote", self->remote_}});
+        }
+        self->inbox_.close();
+        self->keep_alive_.cancel();
+        self->expiry_.cancel();
+        self->queue_.drop_unstarted();
+        if (self->direct_ && self->direct_->state) {
+          const char* error = code == 1001   ? "server.shutdown"
+                              : code == 1013 ? "stream.overflow"
+                                             : "server.unavailable";
+          self->queue_.push_superseding(
+              actors::outbound_frame::text(boost::json::serialize(boost::json::object{
+                  {"type", "RUN_ERROR"}, {"message", reason}, {"code", error}})),
+              self->ctx_.rt.hub());
+          self->finish_after_queue_ = true;
+          if (!self->writing_ && self->header_done_) {
+            self->do_write();
+          }
+          return;
+        }
+        if (!self->writing_ && self->header_done_) {
+          self->finish();
+        }
+      });
 }
 
 void sse_hub_session::finish() {

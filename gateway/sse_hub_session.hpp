@@ -58,6 +58,9 @@ class sse_hub_session : public actors::frame_sink,
   const std::string& remote_address() const { return remote_; }
 
  private:
+  /// close() that counts its bound in /metrics' weir_closes_total once the close is decided
+  /// (the first close wins; later ones, and frames still being drained, count nothing).
+  void close_at(std::optional<bound_close> bound, std::uint16_t code, std::string reason);
   void run_state();
   /// The client lagged (strand side): drop what is queued and ask for a fresh baseline.
   void lagged();

@@ -168,7 +168,6 @@ void windowed_stream_session::on_event(std::shared_ptr<const std::string> ev) {
       event_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
     events_.clear();
     event_bytes_ = 0;
-    ctx_.traffic.closed_at(bound_close::windowed_overflow);
     on_closed("overflow");
     return;
   }
@@ -202,7 +201,11 @@ void windowed_stream_session::on_closed(std::string reason) {
   if (closing_ || closed_) {
     return;
   }
-  if (reason != "server_shutdown") {
+  if (reason == "overflow") {
+    // This session's own bound, or the query's (its mailbox for this stream) on a reset.
+    ctx_.traffic.closed_at(bound_close::windowed_overflow);
+  }
+  if (started_ && reason != "server_shutdown") {
     log::info("stream closed by the server",
               {{"transport", "windowed"}, {"reason", reason}, {"correlation", correlation_id_}});
   }
@@ -305,6 +308,7 @@ void windowed_stream_session::do_write() {
   bool last = false;
   if (closing_) {
     add(close_frame_);
+    ++frames;
     last = true;
   } else if (keepalive_due_ && bytes == 0) {
     add(keepalive);

@@ -132,8 +132,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   info.user_agent = user_agent_;
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
-    ctx_.traffic.closed_at(bound_close::hub_capacity);
-    start_close(1013, "Hub capacity reached");
+    start_close(1013, "Hub capacity reached", bound_close::hub_capacity);
     return;
   }
   // Connected goes out before anything is read (arc-hub §2.1).
@@ -297,10 +296,10 @@ bool ws_hub_session::parse_frames() {
         message_.clear();
         in_message_ = false;
         if (refuse) {
-          if (refuse->first == 1009) {
-            ctx_.traffic.closed_at(bound_close::inbound_frame_too_large);
-          }
-          start_close(refuse->first, refuse->second);
+          start_close(refuse->first, refuse->second,
+                      refuse->first == 1009
+                          ? std::optional<bound_close>{bound_close::inbound_frame_too_large}
+                          : std::nullopt);
         }
         continue;
       }
@@ -371,8 +370,7 @@ void ws_hub_session::on_message(std::string text) {
     return;
   }
   if (!conn_->deliver(std::move(text))) {
-    ctx_.traffic.closed_at(bound_close::inbound_queue_full);
-    start_close(1013, "Inbound queue full");
+    start_close(1013, "Inbound queue full", bound_close::inbound_queue_full);
   }
 }
 
@@ -398,8 +396,7 @@ void ws_hub_session::send(actors::outbound_frame frame) {
                  beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
       break;
     case bounded_inbox::push_result::overflow:
-      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
-      close(1013, "Outbound queue full");
+      close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
       break;
     case bounded_inbox::push_result::queued:
     case bounded_inbox::push_result::closed:
@@ -437,8 +434,7 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
     case outbound_queue::push_result::full:
       // The client does not keep up. Dropping a frame would corrupt its deltas; close instead,
       // and it reconnects to a fresh baseline (arc-hub §9).
-      ctx_.traffic.closed_at(bound_close::outbound_queue_full);
-      start_close(1013, "Outbound queue full");
+      start_close(1013, "Outbound queue full", bound_close::outbound_queue_full);
       break;
   }
 }
@@ -582,14 +578,26 @@ void ws_hub_session::close(std::uint16_t code, std::string reason) {
   });
 }
 
-void ws_hub_session::start_close(std::uint16_t code, std::string reason) {
+void ws_hub_session::close_at(bound_close bound, std::uint16_t code, std::string reason) {
+  asio::post(exec_, [self = shared_from_this(), bound, code, reason = std::move(reason)] {
+    self->start_close(code, reason, bound);
+  });
+}
+
+void ws_hub_session::start_close(std::uint16_t code, std::string reason,
+                                 std::optional<bound_close> bound) {
   if (closing_ || closed_) {
     return;
   }
   closing_ = true;
-  if (code != 1000 && code != 1001) {
+  if (bound) {
+    ctx_.traffic.closed_at(*bound);
+  }
+  // The server's own decisions: not an answer to the client's close, nor a normal end or the
+  // drain (1000, 1001, and 1013 "Server shutting down" for an upgrade during the drain).
+  if (!peer_closed_ && code != 1000 && code != 1001 && !ctx_.draining) {
     log::info("connection closed by the server", {{"transport", "websocket"},
-                                                  {"code", code},
+                                                  {"closeCode", code},
                                                   {"reason", reason},
                                                   {"correlation", correlation_id_},
                                                   {"remote", remote_}});

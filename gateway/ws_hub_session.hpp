@@ -63,7 +63,12 @@ class ws_hub_session : public actors::frame_sink,
   void do_write();
   void on_write(beast::error_code ec, std::size_t n);
   void write_close();
-  void start_close(std::uint16_t code, std::string reason);
+  /// Decides the close (once: later calls do nothing). `bound`: the close is at that bound,
+  /// counted in /metrics' weir_closes_total only here, where it is decided.
+  void start_close(std::uint16_t code, std::string reason,
+                   std::optional<bound_close> bound = std::nullopt);
+  /// close() from another thread, at a bound.
+  void close_at(bound_close bound, std::uint16_t code, std::string reason);
   void arm_keep_alive();
   // keep_alive_timer's questions and its action (§6).
   friend class keep_alive_timer;

@@ -18,11 +18,16 @@ namespace {
 
 std::atomic<level> min_level{level::info};
 
-struct state {
-  std::mutex mu;  // configure() against write(): the logger and the node id change together
+/// What configure() set: replaced whole, never changed, so a line renders without a lock.
+struct settings {
   format fmt = format::text;
   std::string node;
   std::shared_ptr<spdlog::logger> logger;
+};
+
+struct state {
+  std::mutex mu;  // guards `current` (held only to copy the pointer)
+  std::shared_ptr<const settings> current;
 };
 
 state& the_state() {
@@ -141,11 +146,15 @@ std::optional<format> parse_format(std::string_view s) {
 }
 
 void configure(level min, format f, std::string node) {
+  auto next = std::make_shared<settings>();
+  next->fmt = f;
+  next->node = std::move(node);
+  next->logger = make_logger(f);
   auto& st = the_state();
-  std::lock_guard lock{st.mu};
-  st.fmt = f;
-  st.node = std::move(node);
-  st.logger = make_logger(f);
+  {
+    std::lock_guard lock{st.mu};
+    st.current = std::move(next);
+  }
   min_level.store(min, std::memory_order_relaxed);
 }
 
@@ -199,17 +208,19 @@ void write(level l, std::string_view message, std::initializer_list<field> field
     return;
   }
   auto& st = the_state();
-  std::shared_ptr<spdlog::logger> logger;
-  std::string line;
+  std::shared_ptr<const settings> s;
   {
     std::lock_guard lock{st.mu};
-    if (!st.logger) {
-      st.logger = make_logger(st.fmt);
+    if (!st.current) {
+      auto defaults = std::make_shared<settings>();
+      defaults->logger = make_logger(format::text);
+      st.current = std::move(defaults);
     }
-    logger = st.logger;
-    line = render(st.fmt, l, st.node, message, fields);
+    s = st.current;
   }
-  logger->log(to_spdlog(l), spdlog::string_view_t{line.data(), line.size()});
+  // Rendered outside the lock: only the sink's own mutex orders the lines.
+  auto line = render(s->fmt, l, s->node, message, fields);
+  s->logger->log(to_spdlog(l), spdlog::string_view_t{line.data(), line.size()});
 }
 
 }  // namespace weir::log

@@ -278,9 +278,11 @@ TEST(AdminUi, TheStreamEndsWithClosedWhenTheNodeDrains) {
 
 /// A node with auth.jwt (HS256, cookie `session`), default auth.adminRole.
 struct admin_auth_node {
-  admin_auth_node() {
-    node = start_node(dir.path(), "auth:\n  jwt:\n    secret: \"" + signer.secret() +
-                                      "\"\n    cookie: session\n    rolesClaim: groups\n");
+  /// `jwt_extra`: more keys of auth.jwt, each a line indented by four spaces.
+  explicit admin_auth_node(const std::string& jwt_extra = "") {
+    node =
+        start_node(dir.path(), "auth:\n  jwt:\n    secret: \"" + signer.secret() +
+                                   "\"\n    cookie: session\n    rolesClaim: groups\n" + jwt_extra);
     if (node) {
       port = node->http_port();
     }
@@ -335,6 +337,29 @@ TEST(AdminUiAuth, TheDataNeedsTheAdminRoleThePageDoesNot) {
   sse_client cookie{n.port, events_request({{"Cookie", "session=" + admin}})};
   ASSERT_EQ(cookie.status(), 200u) << cookie.response().body;
   expect_shape(next_stats(cookie));
+}
+
+TEST(AdminUiAuth, TheStreamEndsWhenTheAdminsTokenExpires) {
+  admin_auth_node n{"    clockSkewSeconds: 0\n"};  // else a token is good for 30 s more
+  ASSERT_TRUE(n.node);
+  // A token that expires in two seconds: the stream serves until then, then says why it ends.
+  auto token = n.signer.sign(
+      {{"sub", "ops"}, {"exp", token_signer::now() + 2}, {"groups", json::array{"admin"}}});
+  sse_client c{n.port, events_request({{"Authorization", "Bearer " + token}})};
+  ASSERT_EQ(c.status(), 200u);
+  next_stats(c);
+  auto opened = std::chrono::steady_clock::now();
+  for (;;) {
+    auto ev = c.read_event(5s);
+    ASSERT_TRUE(ev) << "the stream ended without `closed`";
+    if (ev->starts_with("event: stats") || ev->starts_with("retry:")) {
+      continue;
+    }
+    EXPECT_EQ(*ev, "event: closed\ndata: {\"reason\":\"deauthorized\"}");
+    break;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - opened, 4s);
+  EXPECT_TRUE(c.wait_end(3s));
 }
 
 TEST(AdminUiAuth, AnotherRoleByConfiguration) {

@@ -136,7 +136,8 @@ void weir_process::drain() {
   cv_.notify_all();
 }
 
-// "weir: serving HTTP/WebSocket on 127.0.0.1:<port>, gRPC on ..."
+// "<time> info serving HTTP/WebSocket on 127.0.0.1:<port>, gRPC on ..." (or the same message in
+// a JSON line)
 void weir_process::parse_port() {
   static const std::string marker = "serving HTTP/WebSocket on ";
   auto at = log_.find(marker);
