@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """bench/report.py RESULTS.jsonl OUTDIR — the side-by-side table (table.md) and the
-latency-versus-load chart script (latency.gp -> latency.png) of one bench/run invocation."""
+latency-versus-load chart script (latency.gp -> latency.png) of one bench/run invocation.
+Each line's "run" (1…N; 1 when absent) says which repetition it belongs to: every figure is the
+median (min–max) over the runs, and the Weir/nchan ratios divide medians."""
 import argparse
 import json
 import os
 import platform
+import statistics
 
 
 def load(path):
@@ -43,6 +46,34 @@ def ratio(a, b):
     return f"{a / b:.2f}×"
 
 
+def median(vals):
+    return statistics.median(vals) if vals else None
+
+
+def spread(vals, spec, unit=""):
+    """'median (min–max)' of the runs' figures; one run's figure alone."""
+    if not vals:
+        return "—"
+    if len(vals) == 1:
+        return f"{vals[0]:{spec}}{unit}"
+    return f"{statistics.median(vals):{spec}}{unit} ({min(vals):{spec}}–{max(vals):{spec}})"
+
+
+def by_run(rows):
+    runs = {}
+    for r in rows:
+        runs.setdefault(r.get("run", 1), []).append(r)
+    return [runs[k] for k in sorted(runs)]
+
+
+def by_rate(steps):
+    """Steps grouped by offered rate, fixed rates ascending, the closed-loop step (0) last."""
+    rates = {}
+    for r in steps:
+        rates.setdefault(r["rate_offered"], []).append(r)
+    return sorted(rates.items(), key=lambda kv: (kv[0] == 0, kv[0]))
+
+
 def fanout_summary(steps):
     """Saturation: the peak delivered frames/s, and the write rate of the as-fast-as-the-server-
     takes-them step (closed loop on delivery). The latency figure is the p99 of the fastest
@@ -61,6 +92,24 @@ def fanout_summary(steps):
             "half": half, "ok": ok}
 
 
+def fanout_runs(steps):
+    """fanout_summary per run. The half-saturation step is picked by the same rule from the
+    medians: the fastest fixed rate whose median writes/s is at or below half the median
+    saturation write rate; its p99 is given over the runs."""
+    if not steps:
+        return None
+    runs = [fanout_summary(rs) for rs in by_run(steps)]
+    sat = median([s["sat_writes"] for s in runs])
+    half = None
+    for rate, rs in by_rate(steps):
+        w = median([r["writes_per_s"] for r in rs])
+        if rate > 0 and w <= sat / 2 * 1.05 and (not half or w > half["writes_per_s"]):
+            half = {"writes_per_s": w, "p99": [r["latency_ms"]["p99"] for r in rs]}
+    peaks = [s["frames_per_s"] for s in runs]
+    return {"peaks": peaks, "peak": median(peaks), "half": half,
+            "ok": all(s["ok"] for s in runs)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -70,9 +119,19 @@ def main():
     ap.add_argument("--mode", default="full")
     a = ap.parse_args()
     rows = load(a.results)
-    lines = [f"# bench/run ({a.mode}) — {machine()}", "",
+    n_runs = len({r.get("run", 1) for r in rows})
+    lines = [f"# bench/run ({a.mode}, {n_runs} run{'s' if n_runs != 1 else ''}) — {machine()}", "",
              f"Open-file limit {a.fd_limit}; the whole set took {a.seconds} s. Server pinned to "
              "CPU 0, weir_load to CPU 1.", ""]
+    if n_runs > 1:
+        both = len({r["server"] for r in rows}) > 1
+        lines += [f"Every figure is the median (min–max) of {n_runs} runs, each on a fresh server"
+                  + (", Weir's and nchan's steps interleaved; Weir/nchan ratios divide the medians."
+                     if both else "."), ""]
+    errors = [r for r in rows if "error" in r]
+    for r in errors:
+        lines += [f"**Failed:** run {r.get('run', 1)}, {r['workload']} {r['server']} "
+                  f"{r['transport']} {r['subscribers']} subscribers: {r['error']}", ""]
 
     fan = {}
     for r in rows:
@@ -84,86 +143,123 @@ def main():
                   "Weir p99 @ half sat. | nchan p99 @ half sat. | nothing lost/reordered |",
                   "|---|---|---|---|---|---|---|---|"]
         for (t, n) in sorted({(k[0], k[1]) for k in fan}):
-            w = fanout_summary(fan.get((t, n, "weir"), []))
-            c = fanout_summary(fan.get((t, n, "nchan"), []))
+            w = fanout_runs(fan.get((t, n, "weir"), []))
+            c = fanout_runs(fan.get((t, n, "nchan"), []))
+
+            def peak(s):
+                return spread(s["peaks"], ",.0f") if s else "—"
 
             def p99(s):
                 if not s or not s["half"]:
                     return "—"
                 h = s["half"]
-                return f"{h['latency_ms']['p99']:.1f} ms @ {h['writes_per_s']:.0f} w/s"
-            lines.append(
-                f"| {t} | {n} | {w['frames_per_s']:,.0f} | " if w else f"| {t} | {n} | — | ")
-            lines[-1] += (f"{c['frames_per_s']:,.0f} | " if c else "— | ")
-            lines[-1] += (f"{ratio(w and w['frames_per_s'], c and c['frames_per_s'])} | "
-                          f"{p99(w)} | {p99(c)} | "
-                          f"{'yes' if (not w or w['ok']) and (not c or c['ok']) else 'NO'} |")
+                return f"{spread(h['p99'], '.1f', ' ms')} @ {h['writes_per_s']:.0f} w/s"
+            lines.append(f"| {t} | {n} | {peak(w)} | {peak(c)} | "
+                         f"{ratio(w and w['peak'], c and c['peak'])} | {p99(w)} | {p99(c)} | "
+                         f"{'yes' if (not w or w['ok']) and (not c or c['ok']) else 'NO'} |")
         lines.append("")
 
-    idle = {r["server"]: r for r in rows if r.get("workload") == "idle" and "connected" in r}
+    idle = {}
+    for r in rows:
+        if r.get("workload") == "idle" and "connected" in r:
+            idle.setdefault(r["server"], []).append(r)
     if idle:
         lines += ["## Idle WebSocket connections, one subscription each", "",
                   "| server | connected | server RSS/conn | kernel TCP mem/conn | server RSS |",
                   "|---|---|---|---|---|"]
         for s in ("weir", "nchan"):
             if s in idle:
-                r = idle[s]
-                lines.append(f"| {s} | {r['connected']:,} | {r['server_rss_bytes_per_conn']:,.0f} B | "
-                             f"{r['tcp_mem_bytes_per_conn']:,.0f} B | {r['server_rss_mib']:.1f} MiB |")
+                rs = idle[s]
+                lines.append(f"| {s} | {spread([r['connected'] for r in rs], ',.0f')} | "
+                             f"{spread([r['server_rss_bytes_per_conn'] for r in rs], ',.0f', ' B')} | "
+                             f"{spread([r['tcp_mem_bytes_per_conn'] for r in rs], ',.0f', ' B')} | "
+                             f"{spread([r['server_rss_mib'] for r in rs], '.1f', ' MiB')} |")
         if "weir" in idle and "nchan" in idle:
             lines.append("")
-            lines.append("Weir/nchan RSS per connection: " + ratio(
-                idle["weir"]["server_rss_bytes_per_conn"], idle["nchan"]["server_rss_bytes_per_conn"]))
+            lines.append("Weir/nchan RSS per connection (medians): " + ratio(
+                median([r["server_rss_bytes_per_conn"] for r in idle["weir"]]),
+                median([r["server_rss_bytes_per_conn"] for r in idle["nchan"]])))
         lines.append("")
 
-    many = [r for r in rows if r.get("workload") == "manykeys" and "frames_per_s" in r]
-    storm = [r for r in rows if r.get("workload") == "storm" and "all_ready_s" in r]
+    def grouped(workload, field):
+        """Rows of one workload grouped by (transport, subscribers, keys), in order of appearance."""
+        out = {}
+        for r in rows:
+            if r.get("workload") == workload and field in r:
+                out.setdefault((r["transport"], r["subscribers"], r["keys"]), []).append(r)
+        return out
+
+    many = grouped("manykeys", "frames_per_s")
+    storm = grouped("storm", "all_ready_s")
     if many or storm:
         lines += ["## Weir only: many keys and connect storm", ""]
-        for r in many:
-            lines.append(f"- many keys, {r['transport']}, {r['subscribers']:,} subscribers over "
-                         f"{r['keys']:,} keys, rate {r['rate_offered'] or 'max'}: "
-                         f"{r['writes_per_s']:,.0f} writes/s, {r['frames_per_s']:,.0f} frames/s, "
-                         f"p99 {r['latency_ms']['p99']:.1f} ms, lost {r['lost']}, "
-                         f"out of order {r['out_of_order']}")
-        for r in storm:
-            lines.append(f"- storm, {r['transport']}: {r['ready']:,} clients connected and had "
-                         f"their snapshot after {r['all_ready_s']:.2f} s (p50 {r['ready_ms']['p50']:.0f} ms, "
-                         f"p99 {r['ready_ms']['p99']:.0f} ms)")
+        for (t, n, k), steps in many.items():
+            for rate, rs in by_rate(steps):
+                lines.append(
+                    f"- many keys, {t}, {n:,} subscribers over {k:,} keys, rate {rate or 'max'}: "
+                    f"{spread([r['writes_per_s'] for r in rs], ',.0f')} writes/s, "
+                    f"{spread([r['frames_per_s'] for r in rs], ',.0f')} frames/s, "
+                    f"p99 {spread([r['latency_ms']['p99'] for r in rs], '.1f', ' ms')}, "
+                    f"lost {sum(r['lost'] for r in rs)}, "
+                    f"out of order {sum(r['out_of_order'] for r in rs)}")
+        for (t, n, k), rs in storm.items():
+            lines.append(
+                f"- storm, {t}: {spread([r['ready'] for r in rs], ',.0f')} clients connected and "
+                f"had their snapshot after {spread([r['all_ready_s'] for r in rs], '.2f', ' s')} "
+                f"(p50 {spread([r['ready_ms']['p50'] for r in rs], '.0f', ' ms')}, "
+                f"p99 {spread([r['ready_ms']['p99'] for r in rs], '.0f', ' ms')})")
         lines.append("")
 
     lines += ["## Every step", "",
-              "| workload | server | transport | subs | keys | offered w/s | writes/s | frames/s | "
-              "p50 ms | p99 ms | p99.9 ms | max ms | lost | ooo | server CPU % | client CPU % |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "Lost and ooo are totals over the runs; runs counts the runs that reached the step "
+              "(weir_load skips fixed rates past saturation).", "",
+              "| workload | server | transport | subs | keys | offered w/s | runs | writes/s | "
+              "frames/s | p50 ms | p99 ms | p99.9 ms | max ms | lost | ooo | server CPU % | "
+              "client CPU % |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    steps = {}
     for r in rows:
-        if "frames_per_s" not in r:
-            continue
-        l = r["latency_ms"]
-        lines.append(f"| {r['workload']} | {r['server']} | {r['transport']} | {r['subscribers']} | "
-                     f"{r['keys']} | {r['rate_offered'] or 'max'} | {r['writes_per_s']:,.0f} | "
-                     f"{r['frames_per_s']:,.0f} | {l['p50']:.2f} | {l['p99']:.2f} | {l['p999']:.2f} | "
-                     f"{l['max']:.1f} | {r['lost']} | {r['out_of_order']} | {r['server_cpu_pct']:.0f} | "
-                     f"{r['client_cpu_pct']:.0f} |")
+        if "frames_per_s" in r:
+            steps.setdefault((r["workload"], r["server"], r["transport"], r["subscribers"],
+                              r["keys"]), []).append(r)
+    for (wl, s, t, n, k), rs_all in steps.items():
+        for rate, rs in by_rate(rs_all):
+            def col(f, spec):
+                return spread([f(r) for r in rs], spec)
+            lines.append(
+                f"| {wl} | {s} | {t} | {n} | {k} | {rate or 'max'} | {len(rs)} | "
+                f"{col(lambda r: r['writes_per_s'], ',.0f')} | "
+                f"{col(lambda r: r['frames_per_s'], ',.0f')} | "
+                f"{col(lambda r: r['latency_ms']['p50'], '.2f')} | "
+                f"{col(lambda r: r['latency_ms']['p99'], '.2f')} | "
+                f"{col(lambda r: r['latency_ms']['p999'], '.2f')} | "
+                f"{col(lambda r: r['latency_ms']['max'], '.1f')} | "
+                f"{sum(r['lost'] for r in rs)} | {sum(r['out_of_order'] for r in rs)} | "
+                f"{col(lambda r: r['server_cpu_pct'], '.0f')} | "
+                f"{col(lambda r: r['client_cpu_pct'], '.0f')} |")
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
-    # Chart: p99 latency against delivered frames/s, one line per fan-out series.
+    # Chart: p99 latency against delivered frames/s, one line per fan-out series, one point per
+    # offered rate (the medians over the runs).
     series = []
     for key in sorted(fan):
         t, n, s = key
         name = f"{s}-{t}-{n}"
         path = os.path.join(a.out, f"{name}.dat")
+        points = sorted((median([r["frames_per_s"] for r in rs]),
+                         median([r["latency_ms"]["p99"] for r in rs])) for _, rs in by_rate(fan[key]))
         with open(path, "w") as f:
-            for r in sorted(fan[key], key=lambda r: r["frames_per_s"]):
-                f.write(f"{r['frames_per_s']:.0f} {max(r['latency_ms']['p99'], 0.001):.3f}\n")
+            for fps, p99 in points:
+                f.write(f"{fps:.0f} {max(p99, 0.001):.3f}\n")
         series.append((path, f"{s} {t} {n:,} subs"))
     if series:
         gp = [
             "set terminal png size 1100,650 noenhanced",
             f"set output '{os.path.join(a.out, 'latency.png')}'",
-            "set title 'Fan-out: p99 write-to-receipt latency vs delivered frames/s (Weir and nchan)'",
+            "set title 'Fan-out: median p99 write-to-receipt latency vs delivered frames/s "
+            "(Weir and nchan)'",
             "set xlabel 'delivered frames/s'", "set ylabel 'p99 latency (ms, log)'",
             "set logscale y", "set grid", "set key outside right",
         ]
