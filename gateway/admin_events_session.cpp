@@ -1,5 +1,5 @@
 // The admin page's stream (see admin_events_session.hpp). Everything runs on the connection's
-// strand; shut_down() only posts there. The document is built on this strand from counters and
+// I/O thread; shut_down() only posts there. The document is built there from counters and
 // the members' last heartbeat answers (admin_stats_json), which takes locks for moments only.
 #include "gateway/admin_events_session.hpp"
 

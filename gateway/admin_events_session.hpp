@@ -38,7 +38,7 @@ class admin_events_session : public closable,
                        std::string correlation_id, std::optional<std::int64_t> expires_at);
   ~admin_events_session() override;
 
-  /// Answers the request and starts the ticks. Call on the connection's strand.
+  /// Answers the request and starts the ticks. Call on the connection's I/O thread.
   void run();
   // closable: the node drains (thread-safe).
   void shut_down() override;

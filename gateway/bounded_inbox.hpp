@@ -1,6 +1,7 @@
-// weir::gateway::bounded_inbox — the cross-thread hand-off from actors to a session's strand:
-// producers push frames from any thread, the strand drains them in one go (one post per burst,
-// not per frame). Bounded in frames and bytes like the session queue behind it: a connection
+// weir::gateway::bounded_inbox — the cross-thread hand-off from actors to a session's I/O thread:
+// producers push frames from any thread, that thread drains them in one go (one hand-off per
+// burst, not per frame: the first push of a burst puts the session on its thread's
+// delivery_lane). Bounded in frames and bytes like the session queue behind it: a connection
 // whose I/O thread cannot drain it in time is as far behind as one whose socket is full. At the
 // bound it closes (the hubs close the connection), or, for a stream that can start again from
 // a baseline frame (an AG-UI state stream), it drops everything and takes nothing but the
@@ -19,7 +20,7 @@ class bounded_inbox {
  public:
   enum class push_result {
     queued,    ///< added; a drain is already scheduled
-    schedule,  ///< added; the caller must schedule a drain on the strand
+    schedule,  ///< added; the caller must schedule a drain on the session's thread
     overflow,  ///< over a bound: the inbox closed itself; the caller closes the connection
     closed,    ///< the inbox was closed before; the frame is dropped
     lagged,    ///< over a bound, resync mode: everything dropped; the caller asks for a baseline
@@ -60,7 +61,7 @@ class bounded_inbox {
     return push_result::schedule;
   }
 
-  /// Takes everything queued (strand side).
+  /// Takes everything queued (the session's thread).
   std::vector<actors::outbound_frame> drain() {
     std::vector<actors::outbound_frame> out;
     std::lock_guard lock{mu_};
@@ -70,8 +71,8 @@ class bounded_inbox {
     return out;
   }
 
-  /// Resync mode, strand side: the session's own queue overflowed. Drops what is queued and
-  /// takes nothing but the next baseline.
+  /// Resync mode, the session's thread: the session's own queue overflowed. Drops what is queued
+  /// and takes nothing but the next baseline.
   void lag() {
     std::lock_guard lock{mu_};
     lag_locked();

@@ -1,5 +1,8 @@
-// http_server: the listener and the Asio threads. Accepts each connection onto its own strand,
-// so a session's handlers never run concurrently and need no locks.
+// http_server: the listener and the Asio threads. One io_context per I/O thread, and each
+// accepted connection lives on one of them (round robin) for its whole life: its handlers run on
+// that one thread, never concurrently, with no strand to pay for on every handler (the strand's
+// queueing was a few percent of the node's CPU per delivered frame, docs/performance.md), and a
+// second core serves its own share of the connections.
 #include "gateway/http_server.hpp"
 
 #include <array>
@@ -9,6 +12,7 @@
 
 #include "actors/runtime.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/delivery_lane.hpp"
 #include "gateway/http_session.hpp"
 #include "gateway/node_totals.hpp"
 #include "gateway/sse_control_router.hpp"
@@ -16,10 +20,26 @@
 namespace weir::gateway {
 
 struct http_server::impl {
-  impl(http_options o, actors::runtime& rt) : ctx{std::move(o), rt}, acceptor(ioc) {}
+  impl(http_options o, actors::runtime& rt)
+      : ctx{std::move(o), rt}, iocs(make_contexts(ctx.opts.io_threads)), acceptor(*iocs[0]) {
+    for (auto& c : iocs) {
+      // A context with no connection yet must not return from run().
+      guards.emplace_back(c->get_executor());
+      lanes.push_back(std::make_unique<delivery_lane>(*c));
+    }
+  }
+
+  static std::vector<std::unique_ptr<asio::io_context>> make_contexts(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < std::max(1, n); ++i) {
+      out.push_back(std::make_unique<asio::io_context>(1));  // one thread each: no locking
+    }
+    return out;
+  }
 
   void do_accept() {
-    acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+    auto& target = *iocs[next_context++ % iocs.size()];
+    acceptor.async_accept(target.get_executor(), [this](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted) {
         return;
       }
@@ -34,7 +54,9 @@ struct http_server::impl {
         });
         return;
       }
-      admit(std::move(s));
+      // The session starts on its own context's thread: everything it does runs there.
+      auto ex = s.get_executor();
+      asio::post(ex, [this, s = std::move(s)]() mutable { admit(std::move(s)); });
       do_accept();
     });
   }
@@ -111,9 +133,12 @@ struct http_server::impl {
 
   std::atomic<int> refusing{0};
   server_context ctx;
-  asio::io_context ioc;
-  tcp::acceptor acceptor;
-  asio::steady_timer accept_retry{ioc};
+  std::vector<std::unique_ptr<asio::io_context>> iocs;  // one per I/O thread
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  std::vector<std::unique_ptr<delivery_lane>> lanes;  // one per context, same order
+  std::size_t next_context = 0;                       // acceptor side only
+  tcp::acceptor acceptor;                             // on iocs[0]
+  asio::steady_timer accept_retry{*iocs[0]};
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool stopped = false;
@@ -164,8 +189,11 @@ core::result<void> http_server::start() {
     });
   }
   impl_->do_accept();
-  for (int i = 0; i < std::max(1, impl_->ctx.opts.io_threads); ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  for (std::size_t i = 0; i < impl_->iocs.size(); ++i) {
+    impl_->threads.emplace_back([c = impl_->iocs[i].get(), lane = impl_->lanes[i].get()] {
+      delivery_lane::set_current(lane);
+      c->run();
+    });
   }
   return {};
 }
@@ -178,7 +206,7 @@ void http_server::drain(std::int64_t timeout_ms) {
   if (impl_->ctx.draining.exchange(true)) {
     return;
   }
-  asio::post(impl_->ioc, [this] {
+  asio::post(*impl_->iocs[0], [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
     impl_->accept_retry.cancel();
@@ -211,7 +239,9 @@ void http_server::stop() {
     link->set_local_control(nullptr);
     link->set_local_totals(nullptr);
   }
-  impl_->ioc.stop();
+  for (auto& c : impl_->iocs) {
+    c->stop();
+  }
   for (auto& t : impl_->threads) {
     if (t.joinable()) {
       t.join();

@@ -441,7 +441,7 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
 }
 
 /// Receives the first emission of a snapshot request's direct query and hands it to the
-/// session's strand.
+/// session's I/O thread.
 class http_session::snapshot_sink : public actors::frame_sink {
  public:
   explicit snapshot_sink(std::weak_ptr<http_session> session) : session_(std::move(session)) {}
@@ -526,7 +526,7 @@ void http_session::on_snapshot(const actors::outbound_frame& f) {
   respond(200, std::move(body));
 }
 
-/// Receives the answer of a windowed `…/query` and hands it to the session's strand.
+/// Receives the answer of a windowed `…/query` and hands it to the session's I/O thread.
 class http_session::windowed_snapshot_sink : public actors::windowed_sink {
  public:
   explicit windowed_snapshot_sink(std::weak_ptr<http_session> session)

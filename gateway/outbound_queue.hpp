@@ -1,13 +1,14 @@
-// weir::gateway::outbound_queue — a session's queue of frames waiting for its socket (strand
-// side), bounded in frames and bytes (arc-hub §9) and written in batches: the frames of the
-// batch in flight stay at the front until its write completes, so a close can drop everything
-// not yet started without touching what the socket is writing. Shared by the WebSocket and SSE
-// sessions, which differ only in how a frame is framed on the wire.
+// weir::gateway::outbound_queue — a session's queue of frames waiting for its socket (on the
+// session's I/O thread), bounded in frames and bytes (arc-hub §9) and written in batches: the
+// frames of the batch in flight stay at the front until its write completes, so a close can drop
+// everything not yet started without touching what the socket is writing. Shared by the WebSocket
+// and SSE sessions, which differ only in how a frame is framed on the wire.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
-#include <deque>
+
+#include <boost/container/devector.hpp>
 
 #include "actors/frame_sink.hpp"
 #include "actors/hub_options.hpp"
@@ -62,6 +63,9 @@ class outbound_queue {
       sub_bytes(frames_.front().size());
       frames_.pop_front();
     }
+    if (frames_.empty() && frames_.capacity() > keep_capacity) {
+      frames_ = {};  // a burst's room is given back once the client caught up
+    }
   }
 
   /// After a close is decided: drops every frame not in the batch in flight.
@@ -105,11 +109,14 @@ class outbound_queue {
     return push_result::queued;
   }
 
-  // Written only on the session's strand: plain loads and stores, atomic only so that a
+  // Written only on the session's I/O thread: plain loads and stores, atomic only so that a
   // reader elsewhere sees a whole value.
   void sub_bytes(std::size_t n) { bytes_.store(bytes() - n, std::memory_order_relaxed); }
 
-  std::deque<actors::outbound_frame> frames_;
+  // A devector rather than std::deque: libstdc++'s deque allocates a 512-byte block and its map
+  // even while empty, which an idle connection paid for (docs/performance.md, idle memory).
+  boost::container::devector<actors::outbound_frame> frames_;
+  static constexpr std::size_t keep_capacity = 8;
   std::atomic<std::size_t> bytes_{0};
   std::size_t batch_ = 0;  // frames at the front that belong to the write in flight
 };

@@ -14,6 +14,7 @@
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
+#include "gateway/write_now.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -137,8 +138,8 @@ void sse_hub_session::run_state() {
 }
 
 void sse_hub_session::lagged() {
-  // Strand side. What is queued and not yet writing is stale now: the next frame written is
-  // the baseline asked for here, and every delta after it continues from it.
+  // On the session's I/O thread. What is queued and not yet writing is stale now: the next frame
+  // written is the baseline asked for here, and every delta after it continues from it.
   if (closing_ || closed_ || !direct_query_) {
     return;
   }
@@ -240,8 +241,12 @@ void sse_hub_session::do_read() {
 void sse_hub_session::send(actors::outbound_frame frame) {
   switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
     case bounded_inbox::push_result::schedule:
-      asio::post(stream_.get_executor(),
-                 beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
+      if (lane_) {
+        lane_->ready(shared_from_this());
+      } else {
+        asio::post(stream_.get_executor(),
+                   beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
+      }
       break;
     case bounded_inbox::push_result::overflow:
       close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
@@ -273,6 +278,18 @@ void sse_hub_session::drain_inbox() {
   }
 }
 
+void sse_hub_session::take_frames() {
+  taking_ = true;
+  drain_inbox();
+  taking_ = false;
+}
+
+void sse_hub_session::flush() {
+  if (!writing_ && header_done_ && !queue_.empty()) {
+    do_write();
+  }
+}
+
 void sse_hub_session::enqueue(actors::outbound_frame f) {
   if (closing_ || closed_) {
     return;
@@ -284,7 +301,7 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
                                     : queue_.push(std::move(f), ctx_.rt.hub());
   switch (pushed) {
     case outbound_queue::push_result::queued:
-      if (!writing_ && header_done_) {
+      if (!writing_ && header_done_ && !taking_) {
         do_write();
       }
       break;
@@ -308,24 +325,35 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
 }
 
 void sse_hub_session::do_write() {
+  while (write_batch()) {
+  }
+}
+
+bool sse_hub_session::write_batch() {
+  if (writing_) {
+    return false;  // the write in flight takes what is queued when it completes
+  }
   // Every queued frame (up to a bound) goes out as events of one chunk, in one gather write.
+  // The piece list is this thread's scratch, not the session's: the write is usually done
+  // before this returns, and an idle stream then holds none of it.
   constexpr std::size_t max_batch = 64;
+  thread_local std::vector<asio::const_buffer> pieces;
   std::size_t bytes = 0;
   for (;;) {
-    write_buffers_.clear();
-    write_buffers_.emplace_back();  // the chunk-size line, filled in below
+    pieces.clear();
+    pieces.emplace_back();  // the chunk-size line, filled in below
     delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
       counted.add(data_prefix.size() + f.size() + event_end.size(), f.origin_ns);
-      write_buffers_.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
+      pieces.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
       if (f.head) {
-        write_buffers_.push_back(asio::buffer(*f.head));
+        pieces.push_back(asio::buffer(*f.head));
       }
       if (f.body) {
-        write_buffers_.push_back(asio::buffer(*f.body));
+        pieces.push_back(asio::buffer(*f.body));
       }
-      write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
-      write_buffers_.push_back(asio::buffer(event_end.data(), event_end.size()));
+      pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+      pieces.push_back(asio::buffer(event_end.data(), event_end.size()));
       bytes += data_prefix.size() + f.size() + event_end.size();
     });
     frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::sse), std::memory_order_relaxed);
@@ -335,42 +363,58 @@ void sse_hub_session::do_write() {
     // Nothing queued, or every frame of the batch went stale meanwhile.
     queue_.finish_batch();
     if (queue_.empty()) {
-      return;
+      return false;
     }
   }
   char size_line[24];
   auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes);
-  chunk_size_line_.assign(size_line, static_cast<std::size_t>(n));
-  write_buffers_.front() = asio::buffer(chunk_size_line_);
-  write_buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
+  pieces.front() = asio::buffer(size_line, static_cast<std::size_t>(n));
+  pieces.push_back(asio::buffer(crlf.data(), crlf.size()));
   writing_ = true;
-  asio::async_write(stream_, write_buffers_,
-                    beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
+  beast::error_code ec;
+  if (!write_now(stream_.socket(), pieces, ec) && !ec) {
+    // The socket's send buffer is full (a client that reads slowly): what is left is copied
+    // out of the scratch and goes out as the socket drains.
+    unsent_.resize(asio::buffer_size(pieces));
+    asio::buffer_copy(asio::buffer(unsent_), pieces);
+    asio::async_write(stream_, asio::buffer(unsent_),
+                      beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
+    return false;
+  }
+  return wrote(ec);
 }
 
 void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
+  if (wrote(ec)) {
+    do_write();
+  }
+}
+
+bool sse_hub_session::wrote(beast::error_code ec) {
   writing_ = false;
+  if (!unsent_.empty()) {
+    std::string{}.swap(unsent_);  // a lagging client's copy is not kept once it caught up
+  }
   if (ec) {
     closed_ = true;
     keep_alive_.cancel();
     stream_.socket().close(ec);
-    return;
+    return false;
   }
   queue_.finish_batch();
   if (closed_) {
     queue_.clear();
-    return;
+    return false;
   }
   if (closing_) {
     if (finish_after_queue_ && !queue_.empty()) {
-      do_write();
-      return;
+      return true;
     }
     finish();
-    return;
+    return false;
   }
   arm_keep_alive();
-  do_write();
+  return true;
 }
 
 void sse_hub_session::close(std::uint16_t code, std::string reason) {

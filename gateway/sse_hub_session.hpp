@@ -17,6 +17,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
@@ -25,6 +26,7 @@ namespace weir::gateway {
 
 class sse_hub_session : public actors::frame_sink,
                         public closable,
+                        public lane_member,
                         public std::enable_shared_from_this<sse_hub_session> {
  public:
   sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
@@ -52,6 +54,9 @@ class sse_hub_session : public actors::frame_sink,
   std::size_t queued_bytes() const override { return queue_.bytes(); }
   std::string_view client() const override { return remote_; }
   std::string_view correlation() const override { return correlation_id_; }
+  // lane_member (the I/O thread's delivery_lane)
+  void take_frames() override;
+  void flush() override;
 
   /// The protocol side; null until admitted.
   actors::hub_connection* connection() { return conn_.get(); }
@@ -62,7 +67,7 @@ class sse_hub_session : public actors::frame_sink,
   /// (the first close wins; later ones, and frames still being drained, count nothing).
   void close_at(std::optional<bound_close> bound, std::uint16_t code, std::string reason);
   void run_state();
-  /// The client lagged (strand side): drop what is queued and ask for a fresh baseline.
+  /// The client lagged (on its I/O thread): drop what is queued and ask for a fresh baseline.
   void lagged();
   void refuse_over_budget();
   void refuse(unsigned status, std::string body);
@@ -73,6 +78,10 @@ class sse_hub_session : public actors::frame_sink,
   void enqueue(actors::outbound_frame f);
   void do_write();
   void on_write(beast::error_code ec, std::size_t n);
+  /// Starts one batch: true when it went out at once and more may wait.
+  bool write_batch();
+  /// A batch went out (or failed): true when the writing goes on.
+  bool wrote(beast::error_code ec);
   void finish();
   void arm_keep_alive();
   /// The emission guard of a direct stream: when its credential expires it sends one
@@ -100,7 +109,9 @@ class sse_hub_session : public actors::frame_sink,
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};
 
-  bounded_inbox inbox_;  // actors → strand
+  bounded_inbox inbox_;                             // actors → the session's I/O thread
+  delivery_lane* lane_ = delivery_lane::current();  // this I/O thread's (null: post instead)
+  bool taking_ = false;  // take_frames() is queueing: the lane writes afterwards
 
   outbound_queue queue_;
   bool header_done_ = false;
@@ -111,8 +122,7 @@ class sse_hub_session : public actors::frame_sink,
   bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
   asio::steady_timer expiry_;
   // The batch being written: its frames stay at the queue's front until the write completes.
-  std::vector<asio::const_buffer> write_buffers_;
-  std::string chunk_size_line_;
+  std::string unsent_;  // the rest of a batch the socket did not take at once
   keep_alive_timer keep_alive_;
 };
 

@@ -1,5 +1,5 @@
 // The windowed stream session (see windowed_stream_session.hpp). Everything runs on the
-// connection's strand; the sink calls from actor threads only post.
+// connection's I/O thread; the sink calls from actor threads only post.
 //
 // The mailbox (§7): events not yet handed to a socket write count against the subscription's
 // mailboxCapacity (and their bytes against windowed.maxQueueBytes). An event that finds it full

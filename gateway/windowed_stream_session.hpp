@@ -88,7 +88,7 @@ class windowed_stream_session : public actors::windowed_sink,
   std::string head_;      // `ready` and `snapshot`, before the first write
   std::shared_ptr<const std::string> snapshot_;
   std::deque<std::shared_ptr<const std::string>> events_;  // not yet handed to a write
-  std::atomic<std::size_t> event_bytes_{0};  // written on the strand; read by slowest()
+  std::atomic<std::size_t> event_bytes_{0};  // written on its I/O thread; read by slowest()
   std::string close_frame_;                  // set once `closed` is decided
   bool keepalive_due_ = false;
 

@@ -21,6 +21,7 @@
 #include "core/hub_codec.hpp"
 #include "core/ws_framing.hpp"
 #include "gateway/query_routes.hpp"
+#include "gateway/write_now.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -42,9 +43,7 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
       ctx_(ctx),
       counted_(ctx.traffic, transport::websocket),
       correlation_id_(std::move(correlation_id)),
-      keep_alive_(exec_),
-      close_timer_(exec_),
-      expiry_(exec_) {
+      keep_alive_(exec_) {
   remote_ = id.client;
   who_ = id.who;
   refused_ = id.refused;
@@ -54,7 +53,7 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx, direct_target direct,
                                const request_identity& id)
     : ws_hub_session(std::move(socket), ctx, direct.correlation_id, id) {
-  direct_ = std::move(direct);
+  direct_ = std::make_unique<direct_target>(std::move(direct));
 }
 
 ws_hub_session::~ws_hub_session() {
@@ -72,7 +71,7 @@ void ws_hub_session::run(http::request<http::string_body> req) {
   log::debug("connection opened", {{"transport", "websocket"},
                                    {"correlation", correlation_id_},
                                    {"remote", remote_},
-                                   {"direct", direct_.has_value()}});
+                                   {"direct", direct_ != nullptr}});
   auto& ws = *handshake_;
   beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
   ws.set_option(websocket::stream_base::decorator(
@@ -176,8 +175,11 @@ void ws_hub_session::arm_expiry(std::int64_t expires_at) {
   // most a day at a time, then checked again (a far-off expiry must not overflow the timer).
   constexpr std::int64_t day_ms = 24 * 3600 * 1000;
   auto left = expires_at * 1000 - unix_ms();
-  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
-  expiry_.async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
+  if (!expiry_) {
+    expiry_ = std::make_unique<asio::steady_timer>(exec_);
+  }
+  expiry_->expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
+  expiry_->async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
     if (ec || self->closing_ || self->closed_) {
       return;
     }
@@ -379,8 +381,12 @@ void ws_hub_session::lost() {
   // session (its actor, its budget units) alive.
   closed_ = true;
   keep_alive_.cancel();
-  close_timer_.cancel();
-  expiry_.cancel();
+  if (close_timer_) {
+    close_timer_->cancel();
+  }
+  if (expiry_) {
+    expiry_->cancel();
+  }
   inbox_.close();
   beast::error_code ec;
   sock_.close(ec);
@@ -392,8 +398,12 @@ void ws_hub_session::lost() {
 void ws_hub_session::send(actors::outbound_frame frame) {
   switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
     case bounded_inbox::push_result::schedule:
-      asio::post(exec_,
-                 beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
+      if (lane_) {
+        lane_->ready(shared_from_this());
+      } else {
+        asio::post(exec_,
+                   beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
+      }
       break;
     case bounded_inbox::push_result::overflow:
       close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
@@ -416,13 +426,25 @@ void ws_hub_session::drain_inbox() {
   }
 }
 
+void ws_hub_session::take_frames() {
+  taking_ = true;
+  drain_inbox();
+  taking_ = false;
+}
+
+void ws_hub_session::flush() {
+  if (!queue_.empty() || !control_out_.empty()) {
+    do_write();
+  }
+}
+
 void ws_hub_session::enqueue(actors::outbound_frame f) {
   if (closing_ || closed_) {
     return;
   }
   switch (queue_.push(std::move(f), ctx_.rt.hub())) {
     case outbound_queue::push_result::queued:
-      if (!writing_) {
+      if (!writing_ && !taking_) {
         do_write();
       }
       break;
@@ -440,39 +462,47 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
 }
 
 void ws_hub_session::do_write() {
-  if (closed_ || writing_) {
-    return;
+  while (write_batch()) {
   }
-  // Pending pongs, then every queued frame (up to a bound), in one gather write.
+}
+
+bool ws_hub_session::write_batch() {
+  if (closed_ || writing_) {
+    return false;
+  }
+  // Pending pongs, then every queued frame (up to a bound), in one gather write. The piece list
+  // and the frame headers are this thread's scratch, not the session's: the write is usually
+  // done before this returns, and an idle connection then holds none of it.
   constexpr std::size_t max_batch = 64;
+  thread_local std::vector<asio::const_buffer> pieces;
+  thread_local std::array<std::uint8_t, max_batch * 10> headers;
   for (;;) {
-    write_buffers_.clear();
-    headers_.resize(max_batch * 10);
+    pieces.clear();
     if (!control_out_.empty()) {
       control_in_flight_.swap(control_out_);
       control_out_.clear();
-      write_buffers_.push_back(asio::buffer(control_in_flight_));
+      pieces.push_back(asio::buffer(control_in_flight_));
     }
-    auto* header = reinterpret_cast<std::uint8_t*>(headers_.data());
+    auto* header = headers.data();
     delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
       counted.add(f.size(), f.origin_ns);
       auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), header);
-      write_buffers_.push_back(asio::const_buffer{header, hs});
+      pieces.push_back(asio::const_buffer{header, hs});
       header += 10;
       if (f.head) {
-        write_buffers_.push_back(asio::buffer(*f.head));
+        pieces.push_back(asio::buffer(*f.head));
       }
       if (f.body) {
-        write_buffers_.push_back(asio::buffer(*f.body));
+        pieces.push_back(asio::buffer(*f.body));
       }
       if (!f.tail.empty()) {
-        write_buffers_.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+        pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
       }
     });
     frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::websocket),
                           std::memory_order_relaxed);
-    if (!write_buffers_.empty()) {
+    if (!pieces.empty()) {
       break;
     }
     // Every frame of the batch went stale meanwhile: drop them and look at the rest.
@@ -481,43 +511,59 @@ void ws_hub_session::do_write() {
       if (closing_) {
         write_close();
       }
-      return;
+      return false;
     }
   }
   writing_ = true;
-  asio::async_write(sock_, write_buffers_,
-                    beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
+  beast::error_code ec;
+  if (!write_now(sock_, pieces, ec) && !ec) {
+    // The socket's send buffer is full (a client that reads slowly): what is left is copied
+    // out of the scratch and goes out as the socket drains.
+    unsent_.resize(asio::buffer_size(pieces));
+    asio::buffer_copy(asio::buffer(unsent_), pieces);
+    asio::async_write(sock_, asio::buffer(unsent_),
+                      beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
+    return false;
+  }
+  return wrote(ec);
 }
 
 void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
+  if (wrote(ec)) {
+    do_write();
+  }
+}
+
+bool ws_hub_session::wrote(beast::error_code ec) {
   writing_ = false;
   control_in_flight_.clear();
+  if (!unsent_.empty()) {
+    std::string{}.swap(unsent_);  // a lagging client's copy is not kept once it caught up
+  }
   if (ec) {
     lost();
-    return;
+    return false;
   }
   queue_.finish_batch();
   if (closed_) {
     queue_.clear();
-    return;
+    return false;
   }
   if (closing_) {
     if (!close_sent_) {
       write_close();
     }
-    return;
+    return false;
   }
   if (final_frame_) {
     auto frame = std::move(*final_frame_);
     final_frame_.reset();
     enqueue(std::move(frame));
     start_close(1008, "Unauthorized");
-    return;
+    return false;
   }
   arm_keep_alive();
-  if (!queue_.empty() || !control_out_.empty()) {
-    do_write();
-  }
+  return !queue_.empty() || !control_out_.empty();
 }
 
 void ws_hub_session::write_close() {
@@ -549,8 +595,9 @@ void ws_hub_session::write_close() {
                       }
                       // Wait a bounded time for the peer's close (reading goes on), then
                       // drop the connection either way.
-                      self->close_timer_.expires_after(std::chrono::seconds(5));
-                      self->close_timer_.async_wait([self](beast::error_code ec) {
+                      self->close_timer_ = std::make_unique<asio::steady_timer>(self->exec_);
+                      self->close_timer_->expires_after(std::chrono::seconds(5));
+                      self->close_timer_->async_wait([self](beast::error_code ec) {
                         if (!ec && !self->closed_) {
                           self->lost();
                         }

@@ -15,6 +15,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/request_identity.hpp"
@@ -24,6 +25,7 @@ namespace weir::gateway {
 
 class ws_hub_session : public actors::frame_sink,
                        public closable,
+                       public lane_member,
                        public std::enable_shared_from_this<ws_hub_session> {
  public:
   /// `correlation_id` goes on the 101 answer as X-Correlation-ID; `id` is who upgrades (a caller
@@ -47,6 +49,9 @@ class ws_hub_session : public actors::frame_sink,
   std::size_t queued_bytes() const override { return queue_.bytes(); }
   std::string_view client() const override { return remote_; }
   std::string_view correlation() const override { return correlation_id_; }
+  // lane_member (the I/O thread's delivery_lane)
+  void take_frames() override;
+  void flush() override;
 
  private:
   void on_accept(beast::error_code ec);
@@ -61,7 +66,11 @@ class ws_hub_session : public actors::frame_sink,
   void drain_inbox();
   void enqueue(actors::outbound_frame f);
   void do_write();
+  /// Starts one batch: true when it went out at once and more waits.
+  bool write_batch();
   void on_write(beast::error_code ec, std::size_t n);
+  /// A batch went out (or failed): true when more waits to be written.
+  bool wrote(beast::error_code ec);
   void write_close();
   /// Decides the close (once: later calls do nothing). `bound`: the close is at that bound,
   /// counted in /metrics' weir_closes_total only here, where it is decided.
@@ -90,13 +99,15 @@ class ws_hub_session : public actors::frame_sink,
   std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
-  std::optional<direct_target> direct_;
+  std::unique_ptr<direct_target> direct_;  // a direct socket's target (rare: kept off the session)
   std::unique_ptr<actors::direct_query> direct_query_;
 
-  // Cross-thread inbox: actors push, the strand drains. One post per burst, not per frame.
-  bounded_inbox inbox_;  // actors → strand
+  // Cross-thread inbox: actors push, the I/O thread drains. One hand-off per burst, not per frame.
+  bounded_inbox inbox_;                             // actors → the session's I/O thread
+  delivery_lane* lane_ = delivery_lane::current();  // this I/O thread's (null: post instead)
+  bool taking_ = false;  // take_frames() is queueing: the lane writes afterwards
 
-  // Strand-only state.
+  // State of the session's I/O thread only.
   std::string rbuf_;     // received bytes of an incomplete frame
   std::string message_;  // a fragmented message being reassembled
   bool in_message_ = false;
@@ -106,8 +117,7 @@ class ws_hub_session : public actors::frame_sink,
   outbound_queue queue_;
   std::string control_out_;        // the Pong to the latest Ping, for the next write (one)
   std::string control_in_flight_;  // the Pong in the write in flight
-  std::vector<asio::const_buffer> write_buffers_;
-  std::string headers_;  // frame headers of the batch in flight, 10 bytes per frame
+  std::string unsent_;             // the rest of a batch the socket did not take at once
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
@@ -117,8 +127,9 @@ class ws_hub_session : public actors::frame_sink,
   std::string close_text_;
   std::string close_frame_;
   keep_alive_timer keep_alive_;
-  asio::steady_timer close_timer_;
-  asio::steady_timer expiry_;                          // a direct socket's emission guard
+  // Created when first needed: most connections never close from this side or expire.
+  std::unique_ptr<asio::steady_timer> close_timer_;
+  std::unique_ptr<asio::steady_timer> expiry_;         // the credential's expiry
   std::optional<actors::outbound_frame> final_frame_;  // its last frame, after the write in flight
 };
 
