@@ -2,6 +2,9 @@
 // front so nothing acknowledged is lost and nothing in flight is cut off.
 #include "apps/node.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -31,6 +34,14 @@ struct node::impl {
 };
 
 namespace {
+
+/// The cores this process may run on (its affinity mask), at most `cap`; 1 when unknown.
+int usable_cores(int cap) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return std::clamp(n, 1, cap);
+}
 
 actors::runtime_options runtime_options_from(const config::node_config& c) {
   actors::runtime_options o;
@@ -136,7 +147,9 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   gateway::http_options ho;
   ho.address = p->cfg.http_address;
   ho.port = p->cfg.http_port;
-  ho.io_threads = p->cfg.io_threads;
+  // Unset: one I/O thread per core this process may run on (its affinity mask, so a node pinned
+  // with taskset or a CPU set gets as many as it has), at most 16.
+  ho.io_threads = p->cfg.io_threads > 0 ? p->cfg.io_threads : usable_cores(16);
   ho.max_body_bytes = p->cfg.max_body_bytes;
   ho.version = weir_version;
   ho.max_connections = p->cfg.max_connections;

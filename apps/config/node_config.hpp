@@ -135,7 +135,7 @@ struct node_config {
   std::string peer_address = "127.0.0.1";
   std::uint16_t peer_port = 9091;
   std::string data_dir = "./weir-data";  ///< node.dataDir
-  int io_threads = 1;                    ///< node.ioThreads, 1..256
+  int io_threads = 0;                    ///< node.ioThreads, 1..256; 0 (unset): one per usable core
   int actor_threads = 2;                 ///< node.actorThreads, 1..256
   std::size_t max_body_bytes = 1 << 20;  ///< http.maxBodyBytes, 1..256 MiB: write API body cap
   /// http.maxConnections, 1..1000000: open TCP connections (any kind) before new ones get 503.

@@ -124,7 +124,7 @@ TEST(NodeConfigTest, EmptyConfigGivesDefaults) {
     EXPECT_EQ(c.http_port, 8080);
     EXPECT_EQ(c.grpc_port, 9090);
     EXPECT_EQ(c.data_dir, "./weir-data");
-    EXPECT_EQ(c.io_threads, 1);
+    EXPECT_EQ(c.io_threads, 0);  // one per usable core, decided at start
     EXPECT_EQ(c.actor_threads, 2);
     EXPECT_EQ(c.max_body_bytes, 1u << 20);
     EXPECT_EQ(c.store_queue_capacity, 4096u);
