@@ -13,7 +13,7 @@ void http_pipe::connect(std::function<void(bool)> done) {
   boost::system::error_code ec;
   sock_.open(ep_.protocol(), ec);
   if (!ec) {
-    sock_.bind(tcp::endpoint{source_, 0}, ec);
+    bind_source(sock_, source_, ec);
   }
   if (ec) {
     done(false);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <netinet/in.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
@@ -45,7 +47,20 @@ struct run_stats {
   histogram latency;               ///< write (publisher send) → receipt
   histogram ready_time;            ///< subscriber start → ready
   std::int64_t epoch_ns = 0;       ///< ready times are measured from here
+  std::int64_t first_frame_ns = 0, last_frame_ns = 0;  ///< receipt of the first and last frame
 };
+
+/// Binds `sock` to the source address only: the port is chosen by connect(), which needs the
+/// whole 4-tuple to be unique (so one address serves ~28k connections per server port) and
+/// reuses TIME_WAIT ports on loopback. bind() with port 0 would pick the port itself, scanning
+/// every socket bound to it, and gets slower with every connection and TIME_WAIT left behind.
+inline void bind_source(tcp::socket& sock, const asio::ip::address& source,
+                        boost::system::error_code& ec) {
+  sock.set_option(asio::detail::socket_option::boolean<IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT>{true},
+                  ec);
+  if (!ec)
+    sock.bind(tcp::endpoint{source, 0}, ec);
+}
 
 /// The JSON text of one write: {"s":stream,"seq":n,"ts":mono_ns,"pad":"…"} of about `size` bytes.
 std::string make_record(int stream, std::uint64_t seq, std::int64_t ts, std::size_t size);
@@ -103,6 +118,10 @@ class http_pipe : public std::enable_shared_from_this<http_pipe> {
   /// Queues a request; `build` makes its bytes when it is actually written (so timestamps in it
   /// are the send time), `done` gets the response status (0 when the connection failed).
   void send(std::function<std::string()> build, std::function<void(unsigned)> done);
+  void close() {
+    boost::system::error_code ec;
+    sock_.close(ec);
+  }
 
  private:
   void flush();

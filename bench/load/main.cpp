@@ -6,16 +6,28 @@
 //             P]
 //             [--rates 100,200,0] [--step-seconds S] [--payload BYTES] [--sources 4]
 //             [--server-pid PID] [--hold-seconds S] [--window W] [--label TEXT]
+//             [--writes-file PATH [--wait-ready N] | --passive --writes-file PATH]
 //
 // Exit status 0 only when every subscriber got ready and every step delivered exactly
 // subscribers × writes frames, none lost, none out of order.
+//
+// Several processes can share one fan-out (bench/cluster-scale): each creates PATH.ready-<label>
+// once its subscribers have their snapshots. The writer (--writes-file without --passive) waits
+// for N other markers (--wait-ready N), runs its steps and, once its writes are answered, writes
+// "<acknowledged writes> <streams>" to PATH. A --passive process only subscribes: it waits for
+// PATH, then for every subscriber to receive every write (--drain-seconds), and prints one JSON
+// line. The records' ts is CLOCK_MONOTONIC, so latency holds across processes on one machine.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -48,6 +60,9 @@ struct options {
   double hold_seconds = 2;
   double drain_seconds = 10;
   std::string label;
+  bool passive = false;     // subscribe only; the writes come from another process
+  std::string writes_file;  // see the top of this file
+  int wait_ready = 0;       // the writer: other processes' ready markers to wait for
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -59,6 +74,10 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--passive") {
+      o.passive = true;
+      continue;
+    }
     if (i + 1 >= argc)
       usage("missing value for " + a);
     std::string v = argv[++i];
@@ -111,6 +130,10 @@ options parse(int argc, char** argv) {
       o.drain_seconds = std::atof(v.c_str());
     else if (a == "--label")
       o.label = v;
+    else if (a == "--writes-file")
+      o.writes_file = v;
+    else if (a == "--wait-ready")
+      o.wait_ready = num();
     else if (a == "--rates") {
       o.rates.clear();
       std::stringstream ss{v};
@@ -124,6 +147,12 @@ options parse(int argc, char** argv) {
     o.streams = o.workload == "fanout" ? 8 : 1;
   if (o.subscribers < 1 || o.keys < 1 || o.streams < 1 || o.publishers < 1 || o.sources < 1)
     usage("counts must be positive");
+  if (!o.writes_file.empty() && (o.workload != "fanout" || o.keys != 1))
+    usage("--writes-file is for the fanout workload with one key");
+  if ((o.passive || o.wait_ready > 0) && o.writes_file.empty())
+    usage("--passive and --wait-ready need --writes-file");
+  if (!o.writes_file.empty() && o.label.empty())
+    o.label = "p" + std::to_string(::getpid());  // names the ready marker
   return o;
 }
 
@@ -173,8 +202,9 @@ class bench_run {
   }
 
   awaitable<void> run() {
-    ok_ = co_await connect_publishers();
-    if (ok_ && o_.server == server_kind::weir &&
+    if (!o_.passive)
+      ok_ = co_await connect_publishers();
+    if (ok_ && !o_.passive && o_.server == server_kind::weir &&
         (o_.workload == "fanout" || o_.workload == "manykeys")) {
       ok_ = co_await seed();
     }
@@ -191,6 +221,8 @@ class bench_run {
       co_await idle();
     } else if (o_.workload == "storm") {
       co_await storm();
+    } else if (o_.passive) {
+      co_await passive();
     } else {
       co_await steps();
     }
@@ -368,6 +400,20 @@ class bench_run {
             process_cpu_seconds(o_.server_pid)};
   }
 
+  /// The writer's step lines also carry what bench/cluster-scale sums over processes.
+  std::string writer_json() const {
+    if (o_.writes_file.empty())
+      return "";
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  ",\"mode\":\"writer\",\"first_frame_ns\":%lld,\"last_frame_ns\":%lld,"
+                  "\"server_rss_ready_mib\":%.1f",
+                  static_cast<long long>(st_.first_frame_ns),
+                  static_cast<long long>(st_.last_frame_ns),
+                  static_cast<double>(rss_ready_) / (1 << 20));
+    return buf;
+  }
+
   std::string common_json() const {
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -383,8 +429,28 @@ class bench_run {
       report_not_ready();
       co_return;
     }
+    if (!o_.writes_file.empty()) {
+      rss_ready_ = process_rss_bytes(o_.server_pid);
+      mark_ready();
+      if (!co_await wait_until([&] { return ready_markers() >= o_.wait_ready + 1; }, 900)) {
+        failures_ = true;
+        std::fprintf(stderr, "weir_load: only %d of %d other generators got ready\n",
+                     ready_markers() - 1, o_.wait_ready);
+        co_return;
+      }
+      // The node closes a keep-alive connection after 60 s without a request, and the others
+      // may take longer than that: write on fresh connections.
+      for (auto& p : pubs_)
+        p->close();
+      pubs_.clear();
+      if (!co_await connect_publishers()) {
+        failures_ = true;
+        std::fprintf(stderr, "weir_load: cannot reconnect the publishers\n");
+        co_return;
+      }
+    }
     for (std::size_t i = 0; i < o_.rates.size(); ++i) {
-      bool saturated = co_await step(o_.rates[i]);
+      bool saturated = co_await step(o_.rates[i], i + 1 == o_.rates.size());
       if (saturated) {
         // Past saturation only the as-fast-as-possible step still says something new.
         if (o_.rates.back() == 0 && i + 1 < o_.rates.size() - 1)
@@ -393,10 +459,108 @@ class bench_run {
           break;
       }
     }
+    if (!o_.writes_file.empty() && !writes_file_done_)
+      write_writes_file();  // the steps stopped early (saturated)
   }
 
-  awaitable<bool> step(int rate) {
+  /// PATH.ready-<label>: this process's subscribers all have their snapshots.
+  void mark_ready() {
+    std::ofstream{o_.writes_file + ".ready-" + o_.label} << st_.ready << "\n";
+    std::fprintf(stderr, "weir_load %s: ready, %llu subscribers\n", o_.label.c_str(),
+                 static_cast<unsigned long long>(st_.ready));
+  }
+
+  int ready_markers() const {
+    namespace fs = std::filesystem;
+    fs::path p{o_.writes_file};
+    auto prefix = p.filename().string() + ".ready-";
+    auto dir = p.parent_path().empty() ? fs::path{"."} : p.parent_path();
+    int n = 0;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator{dir, ec})
+      n += e.path().filename().string().starts_with(prefix);
+    return n;
+  }
+
+  /// "<acknowledged writes> <streams>", written whole (rename) so a reader never sees half.
+  void write_writes_file() {
+    writes_file_done_ = true;
+    auto tmp = o_.writes_file + ".tmp";
+    std::ofstream{tmp} << acked_total_ << " " << o_.streams << "\n";
+    std::rename(tmp.c_str(), o_.writes_file.c_str());
+  }
+
+  bool read_writes_file(std::uint64_t& acked) const {
+    std::ifstream in{o_.writes_file};
+    std::uint64_t n = 0;
+    int streams = 0;
+    if (!(in >> n >> streams))
+      return false;
+    if (streams != o_.streams)
+      usage("the writer wrote " + std::to_string(streams) + " streams, --streams differs");
+    acked = n;
+    return true;
+  }
+
+  /// Subscribes, waits for the writer's count, then for every frame of every write.
+  awaitable<void> passive() {
+    if (!co_await connect_subscribers(512, 600)) {
+      report_not_ready();
+      co_return;
+    }
+    auto rss_ready = process_rss_bytes(o_.server_pid);
+    mark_ready();
+    std::uint64_t writes = 0;
+    std::optional<sample> s0;
+    while (!read_writes_file(writes)) {
+      if (!s0 && st_.frames > 0)
+        s0 = now();  // CPU is measured from about the first frame on
+      co_await sleep_ms(50);
+    }
+    auto expected = writes * static_cast<std::uint64_t>(o_.subscribers);
+    co_await wait_until([&] { return st_.frames >= expected; }, o_.drain_seconds);
+    auto s1 = now();
+    if (!s0)
+      s0 = s1;
+    auto lost = expected > st_.frames ? expected - st_.frames : 0;
+    double receive_s = static_cast<double>(st_.last_frame_ns - st_.first_frame_ns) / 1e9;
+    double fps = receive_s > 0 ? static_cast<double>(st_.frames) / receive_s : 0;
+    if (lost || st_.out_of_order || st_.gaps || st_.failed || st_.errors)
+      failures_ = true;
+    auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    double cpu_s = s1.t - s0->t > 0 ? s1.t - s0->t : 1;
+    std::printf(
+        "{%s,\"mode\":\"passive\",\"writes\":%llu,\"frames\":%llu,\"expected_frames\":%llu,"
+        "\"lost\":%llu,\"gaps\":%llu,\"out_of_order\":%llu,\"errors\":%llu,"
+        "\"frames_per_s\":%.0f,\"receive_s\":%.3f,\"first_frame_ns\":%lld,"
+        "\"last_frame_ns\":%lld,\"latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,"
+        "\"max\":%.3f},\"client_cpu_pct\":%.1f,\"server_cpu_pct\":%.1f,"
+        "\"server_rss_ready_mib\":%.1f,\"server_rss_mib\":%.1f,\"subscribers_failed\":%llu}\n",
+        common_json().c_str(), static_cast<unsigned long long>(writes),
+        static_cast<unsigned long long>(st_.frames), static_cast<unsigned long long>(expected),
+        static_cast<unsigned long long>(lost), static_cast<unsigned long long>(st_.gaps),
+        static_cast<unsigned long long>(st_.out_of_order),
+        static_cast<unsigned long long>(st_.errors), fps, receive_s,
+        static_cast<long long>(st_.first_frame_ns), static_cast<long long>(st_.last_frame_ns),
+        ms(st_.latency.percentile(0.5)), ms(st_.latency.percentile(0.99)),
+        ms(st_.latency.percentile(0.999)), ms(st_.latency.max()),
+        100 * (s1.client_cpu - s0->client_cpu) / cpu_s,
+        100 * (s1.server_cpu - s0->server_cpu) / cpu_s, static_cast<double>(rss_ready) / (1 << 20),
+        static_cast<double>(process_rss_bytes(o_.server_pid)) / (1 << 20),
+        static_cast<unsigned long long>(st_.failed));
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "passive  %-5s %-3s %s subs=%-6d writes=%llu frames/s=%-9.0f p50=%.2fms "
+                 "p99=%.2fms lost=%llu ooo=%llu\n",
+                 name_of(o_.server), name_of(o_.via), o_.label.c_str(), o_.subscribers,
+                 static_cast<unsigned long long>(writes), fps, ms(st_.latency.percentile(0.5)),
+                 ms(st_.latency.percentile(0.99)), static_cast<unsigned long long>(lost),
+                 static_cast<unsigned long long>(st_.out_of_order));
+  }
+
+  awaitable<bool> step(int rate, bool last) {
     st_.latency.clear();
+    st_.first_frame_ns = st_.last_frame_ns = 0;
     auto frames0 = st_.frames, bytes0 = st_.bytes, ooo0 = st_.out_of_order, gaps0 = st_.gaps;
     auto expected0 = expected_frames();
     auto acked0 = acked_total_;
@@ -438,6 +602,8 @@ class bench_run {
           return std::all_of(pubs_.begin(), pubs_.end(), [](auto& p) { return p->pending() == 0; });
         },
         o_.drain_seconds);
+    if (last && !o_.writes_file.empty())
+      write_writes_file();  // the passive processes' expected count, before this one's drain
     auto expected = expected_frames() - expected0;
     bool drained =
         co_await wait_until([&] { return st_.frames - frames0 >= expected; }, o_.drain_seconds);
@@ -468,7 +634,7 @@ class bench_run {
         "\"frames_per_s\":%.0f,\"mbytes_per_s\":%.2f,"
         "\"latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f},"
         "\"drain_s\":%.3f,\"saturated\":%s,\"client_cpu_pct\":%.1f,\"server_cpu_pct\":%.1f,"
-        "\"server_rss_mib\":%.1f,\"subscribers_failed\":%llu}\n",
+        "\"server_rss_mib\":%.1f,\"subscribers_failed\":%llu%s}\n",
         common_json().c_str(), rate, static_cast<unsigned long long>(writes),
         static_cast<unsigned long long>(write_errors_ - errors0), writes_per_s,
         static_cast<unsigned long long>(frames), static_cast<unsigned long long>(expected),
@@ -480,7 +646,7 @@ class bench_run {
         100 * (s1.client_cpu - s0.client_cpu) / (s1.t - s0.t),
         100 * (s1.server_cpu - s0.server_cpu) / (s1.t - s0.t),
         static_cast<double>(process_rss_bytes(o_.server_pid)) / (1 << 20),
-        static_cast<unsigned long long>(st_.failed));
+        static_cast<unsigned long long>(st_.failed), writer_json().c_str());
     std::fflush(stdout);
     std::fprintf(stderr,
                  "%-8s %-5s %-3s subs=%-6d keys=%-5d rate=%-6s writes/s=%-8.0f frames/s=%-9.0f "
@@ -583,6 +749,8 @@ class bench_run {
   std::uint64_t owed_ = 0;  ///< frames the writes sent so far will cause (closed loop)
   int next_pub_ = 0;
   bool ok_ = true, failures_ = false;
+  bool writes_file_done_ = false;
+  std::uint64_t rss_ready_ = 0;  ///< the server's RSS once every subscriber was ready
   double connect_seconds_ = 0;
 };
 

@@ -51,8 +51,7 @@ void subscriber::start(std::function<void(bool)> on_settled) {
   boost::system::error_code ec;
   sock_.open(t_.endpoint.protocol(), ec);
   if (!ec) {
-    sock_.set_option(asio::socket_base::reuse_address(true), ec);
-    sock_.bind(tcp::endpoint{source_, 0}, ec);
+    bind_source(sock_, source_, ec);
   }
   if (ec) {
     settle(false);
@@ -245,6 +244,10 @@ void subscriber::on_message(std::string_view text) {
 
 void subscriber::on_data(std::string_view text) {
   auto now = mono_ns();
+  if (st_.first_frame_ns == 0) {
+    st_.first_frame_ns = now;
+  }
+  st_.last_frame_ns = now;
   ++st_.frames;
   st_.bytes += text.size();
   auto s = json_int_after(text, "\"s\":");
