@@ -36,15 +36,14 @@ class delivery_lane {
   /// Any thread: `m` has new frames. The caller makes sure a member is put here at most once
   /// until it took them (bounded_inbox's `schedule` answer).
   void ready(std::shared_ptr<lane_member> m) {
-    {
-      std::lock_guard lock{mu_};
-      ready_.push_back(std::move(m));
-      if (posted_) {
-        return;
-      }
+    std::lock_guard lock{mu_};
+    ready_.push_back(std::move(m));
+    if (!posted_) {
       posted_ = true;
+      // Posted under the lock: a close another thread posts for a session right after putting
+      // it here must not overtake the run that carries the frames sent before it.
+      asio::post(ioc_, [this] { run(); });
     }
-    asio::post(ioc_, [this] { run(); });
   }
 
   /// The lane of the I/O thread calling (null off the I/O threads).

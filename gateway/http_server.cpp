@@ -32,7 +32,9 @@ struct http_server::impl {
   static std::vector<std::unique_ptr<asio::io_context>> make_contexts(int n) {
     std::vector<std::unique_ptr<asio::io_context>> out;
     for (int i = 0; i < std::max(1, n); ++i) {
-      out.push_back(std::make_unique<asio::io_context>(1));  // one thread each: no locking
+      // Concurrency hint 1: one thread runs it; posts from other threads (actors, the
+      // acceptor) still lock, as they must.
+      out.push_back(std::make_unique<asio::io_context>(1));
     }
     return out;
   }

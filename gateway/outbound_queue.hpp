@@ -64,7 +64,7 @@ class outbound_queue {
       frames_.pop_front();
     }
     if (frames_.empty() && frames_.capacity() > keep_capacity) {
-      frames_ = {};  // a burst's room is given back once the client caught up
+      decltype(frames_){}.swap(frames_);  // a burst's room is given back once the client caught up
     }
   }
 

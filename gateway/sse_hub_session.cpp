@@ -285,7 +285,7 @@ void sse_hub_session::take_frames() {
 }
 
 void sse_hub_session::flush() {
-  if (!writing_ && header_done_ && !queue_.empty()) {
+  if (!writing_ && !closed_ && header_done_ && !queue_.empty()) {
     do_write();
   }
 }
@@ -330,7 +330,7 @@ void sse_hub_session::do_write() {
 }
 
 bool sse_hub_session::write_batch() {
-  if (writing_) {
+  if (writing_ || closed_) {
     return false;  // the write in flight takes what is queued when it completes
   }
   // Every queued frame (up to a bound) goes out as events of one chunk, in one gather write.
@@ -373,11 +373,10 @@ bool sse_hub_session::write_batch() {
   writing_ = true;
   beast::error_code ec;
   if (!write_now(stream_.socket(), pieces, ec) && !ec) {
-    // The socket's send buffer is full (a client that reads slowly): what is left is copied
-    // out of the scratch and goes out as the socket drains.
-    unsent_.resize(asio::buffer_size(pieces));
-    asio::buffer_copy(asio::buffer(unsent_), pieces);
-    asio::async_write(stream_, asio::buffer(unsent_),
+    // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
+    // new socket's buffer): the rest goes out as it drains; the size line leaves the stack.
+    unsent_.keep(pieces, size_line, static_cast<std::size_t>(n));
+    asio::async_write(stream_, unsent_.pieces,
                       beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
     return false;
   }
@@ -392,9 +391,7 @@ void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
 
 bool sse_hub_session::wrote(beast::error_code ec) {
   writing_ = false;
-  if (!unsent_.empty()) {
-    std::string{}.swap(unsent_);  // a lagging client's copy is not kept once it caught up
-  }
+  unsent_.release();
   if (ec) {
     closed_ = true;
     keep_alive_.cancel();

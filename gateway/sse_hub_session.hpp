@@ -21,6 +21,7 @@
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/write_now.hpp"
 
 namespace weir::gateway {
 
@@ -122,7 +123,7 @@ class sse_hub_session : public actors::frame_sink,
   bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
   asio::steady_timer expiry_;
   // The batch being written: its frames stay at the queue's front until the write completes.
-  std::string unsent_;  // the rest of a batch the socket did not take at once
+  unsent_batch unsent_;  // the rest of a batch the socket did not take at once
   keep_alive_timer keep_alive_;
 };
 

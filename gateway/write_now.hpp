@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cerrno>
+#include <string>
 #include <vector>
 
 #include "gateway/beast.hpp"
@@ -25,7 +26,8 @@ inline bool write_now(tcp::socket& sock, std::vector<asio::const_buffer>& bufs,
                       beast::error_code& ec) {
   ec = {};
   // sendmsg itself rather than socket::write_some, which passes at most 64 pieces per call: a
-  // batch of 64 frames is up to 256 pieces (header, head, body, tail), one syscall here.
+  // batch of 64 frames is a few hundred pieces (WS: header, head, body, tail; SSE: five per
+  // frame), one syscall here.
   constexpr std::size_t max_iov = 1024;  // IOV_MAX on Linux
   std::array<iovec, max_iov> iov;
   std::size_t done = 0;  // pieces fully written
@@ -71,5 +73,36 @@ inline bool write_now(tcp::socket& sock, std::vector<asio::const_buffer>& bufs,
   bufs.front() += part;
   return false;
 }
+
+/// What a session keeps of a batch the socket did not take at once, for async_write: the pieces
+/// left, where those that lay in the caller's scratch (frame headers, a chunk-size line) now
+/// point into a copy of it. The frames' own bytes are not copied: shared bodies stay shared, and
+/// the batch's frames stay queued until the write completes.
+struct unsent_batch {
+  std::vector<asio::const_buffer> pieces;
+  std::string scratch;
+
+  /// Keeps `left`; `scratch_begin`/`scratch_size` is the caller's short-lived region.
+  void keep(const std::vector<asio::const_buffer>& left, const void* scratch_begin,
+            std::size_t scratch_size) {
+    auto* b = static_cast<const char*>(scratch_begin);
+    scratch.assign(b, scratch_size);
+    pieces.clear();
+    for (const auto& p : left) {
+      auto* d = static_cast<const char*>(p.data());
+      if (d >= b && d < b + scratch_size) {
+        pieces.emplace_back(scratch.data() + (d - b), p.size());
+      } else {
+        pieces.push_back(p);
+      }
+    }
+  }
+
+  /// Once written: a lagging client's copies are not kept after it caught up.
+  void release() {
+    std::vector<asio::const_buffer>{}.swap(pieces);
+    std::string{}.swap(scratch);
+  }
+};
 
 }  // namespace weir::gateway

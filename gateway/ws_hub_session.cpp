@@ -476,6 +476,7 @@ bool ws_hub_session::write_batch() {
   constexpr std::size_t max_batch = 64;
   thread_local std::vector<asio::const_buffer> pieces;
   thread_local std::array<std::uint8_t, max_batch * 10> headers;
+  std::uint8_t* header = nullptr;  // past the last header written
   for (;;) {
     pieces.clear();
     if (!control_out_.empty()) {
@@ -483,7 +484,7 @@ bool ws_hub_session::write_batch() {
       control_out_.clear();
       pieces.push_back(asio::buffer(control_in_flight_));
     }
-    auto* header = headers.data();
+    header = headers.data();
     delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
       counted.add(f.size(), f.origin_ns);
@@ -517,11 +518,10 @@ bool ws_hub_session::write_batch() {
   writing_ = true;
   beast::error_code ec;
   if (!write_now(sock_, pieces, ec) && !ec) {
-    // The socket's send buffer is full (a client that reads slowly): what is left is copied
-    // out of the scratch and goes out as the socket drains.
-    unsent_.resize(asio::buffer_size(pieces));
-    asio::buffer_copy(asio::buffer(unsent_), pieces);
-    asio::async_write(sock_, asio::buffer(unsent_),
+    // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
+    // new socket's buffer): the rest goes out as it drains; the headers leave the scratch.
+    unsent_.keep(pieces, headers.data(), static_cast<std::size_t>(header - headers.data()));
+    asio::async_write(sock_, unsent_.pieces,
                       beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
     return false;
   }
@@ -537,9 +537,7 @@ void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
 bool ws_hub_session::wrote(beast::error_code ec) {
   writing_ = false;
   control_in_flight_.clear();
-  if (!unsent_.empty()) {
-    std::string{}.swap(unsent_);  // a lagging client's copy is not kept once it caught up
-  }
+  unsent_.release();
   if (ec) {
     lost();
     return false;

@@ -20,6 +20,7 @@
 #include "gateway/outbound_queue.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/write_now.hpp"
 
 namespace weir::gateway {
 
@@ -117,7 +118,7 @@ class ws_hub_session : public actors::frame_sink,
   outbound_queue queue_;
   std::string control_out_;        // the Pong to the latest Ping, for the next write (one)
   std::string control_in_flight_;  // the Pong in the write in flight
-  std::string unsent_;             // the rest of a batch the socket did not take at once
+  unsent_batch unsent_;            // the rest of a batch the socket did not take at once
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
