@@ -5,6 +5,7 @@
 
 #include "core/http_text.hpp"
 #include "core/url.hpp"
+#include "core/utf8.hpp"
 
 namespace weir::core {
 
@@ -80,6 +81,10 @@ result<std::shared_ptr<const principal>> authenticator::authenticate(const crede
       }
       who = std::make_shared<const principal>(std::move(*p));
     }
+  }
+  if (in.tenant_header && !valid_utf8(*in.tenant_header)) {
+    // Not echoed: the name would go out raw in JSON and in frames that must be UTF-8.
+    return make_error("auth.tenant_forbidden", "x-cratis-tenant-id is not UTF-8 text");
   }
   if (in.tenant_header && *in.tenant_header != who->tenant) {
     std::string wanted{*in.tenant_header};

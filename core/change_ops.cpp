@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/document_check.hpp"
 #include "core/filter.hpp"
 
 namespace weir::core {
@@ -125,7 +126,10 @@ change_ops ops_for_update(const update_spec& spec, const boost::json::object& af
 change_ops parse_change_ops(std::string_view json) {
   change_ops out;
   boost::system::error_code ec;
-  auto v = boost::json::parse(json, ec);
+  // Ops carry whole records (payloads) two levels below the top.
+  boost::json::parse_options opts = document_parse_options();
+  opts.max_depth += 4;
+  auto v = boost::json::parse(json, ec, {}, opts);
   if (ec || !v.is_array()) {
     out.json = "[]";
     return out;

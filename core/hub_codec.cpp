@@ -9,6 +9,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "core/document_check.hpp"
+
 namespace weir::core {
 
 namespace {
@@ -313,7 +315,8 @@ bool valid_query_id(std::string_view query_id) {
 result<client_frame> parse_client_frame(std::string_view text) {
   boost::json::error_code ec;
   const boost::json::value root = boost::json::parse(text, ec);
-  if (ec) {
+  // A number JSON cannot carry (1e400) in a query's arguments would come back as `Infinity`.
+  if (ec || !check_document(root, unbounded_sizes)) {
     return malformed();
   }
   const boost::json::object* obj = root.if_object();

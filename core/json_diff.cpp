@@ -1,5 +1,9 @@
 // weir::core json diff — a recursive walk emitting add/remove/replace, with an id-keyed pass for
-// arrays of objects that carry unique "id" members (the shape of Weir's datasets).
+// arrays of objects that carry unique "id" members (the shape of Weir's datasets). The walk runs on
+// a work budget proportional to the two documents' size: trying both array strategies at every
+// level of nested keyed arrays would otherwise cost 2^depth, and matching ids in place n² — a
+// record a caller shaped for it could hold a shard for minutes. Past the budget the diff is the
+// whole document, which is always a correct patch.
 #include "core/json_diff.hpp"
 
 #include <algorithm>
@@ -11,6 +15,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/document_check.hpp"
 #include "core/json_patch.hpp"
 #include "core/json_pointer.hpp"
 
@@ -36,8 +41,18 @@ void replace_op(json::array& out, const std::string& path, const json::value& v)
   out.push_back(std::move(o));
 }
 
+/// What the walk may still spend, in units of about one element visited or byte serialized.
+struct budget {
+  std::size_t left;
+  bool spend(std::size_t n) {
+    left = n > left ? 0 : left - n;
+    return left > 0;
+  }
+  bool spent() const { return left == 0; }
+};
+
 void diff_into(json::array& out, const std::string& path, const json::value& a,
-               const json::value& b);
+               const json::value& b, budget& w);
 
 /// The id of an array element, when it is an object with a string or integer "id".
 std::optional<std::string> id_of(const json::value& v) {
@@ -74,10 +89,10 @@ bool keyed_by_id(const json::array& a, const json::array& b) {
 
 /// Position by position: changed elements recursed into, the tail added or removed.
 void diff_by_position(json::array& out, const std::string& path, const json::array& a,
-                      const json::array& b) {
+                      const json::array& b, budget& w) {
   std::size_t common = std::min(a.size(), b.size());
-  for (std::size_t i = 0; i < common; ++i) {
-    diff_into(out, path + "/" + std::to_string(i), a[i], b[i]);
+  for (std::size_t i = 0; i < common && !w.spent(); ++i) {
+    diff_into(out, path + "/" + std::to_string(i), a[i], b[i], w);
   }
   for (std::size_t i = common; i < b.size(); ++i) {
     add_op(out, path + "/-", b[i]);
@@ -90,7 +105,7 @@ void diff_by_position(json::array& out, const std::string& path, const json::arr
 /// By id: elements whose id is gone are removed, the rest moved into place and recursed into,
 /// new ones added where they belong.
 void diff_by_id(json::array& out, const std::string& path, const json::array& a,
-                const json::array& b) {
+                const json::array& b, budget& w) {
   std::unordered_set<std::string> wanted;
   for (const auto& v : b) {
     wanted.insert(*id_of(v));
@@ -115,6 +130,10 @@ void diff_by_id(json::array& out, const std::string& path, const json::array& a,
     while (j < cur.size() && cur[j] != id) {
       ++j;
     }
+    // The scan, and the shifts of insert and erase below.
+    if (!w.spend(1 + (j - i) + (cur.size() - i))) {
+      return;
+    }
     auto at = path + "/" + std::to_string(i);
     if (j == cur.size()) {
       add_op(out, at, b[i]);
@@ -133,17 +152,19 @@ void diff_by_id(json::array& out, const std::string& path, const json::array& a,
       cur.insert(cur.begin() + static_cast<std::ptrdiff_t>(i), moved_id);
       vals.insert(vals.begin() + static_cast<std::ptrdiff_t>(i), moved_val);
     }
-    diff_into(out, at, *vals[i], b[i]);
+    diff_into(out, at, *vals[i], b[i], w);
   }
 }
 
-std::size_t size_of(const json::array& patch) {
-  return json::serialize(patch).size();
+std::size_t size_of(const json::array& patch, budget& w) {
+  auto n = json::serialize(patch).size();
+  w.spend(n);
+  return n;
 }
 
 void diff_into(json::array& out, const std::string& path, const json::value& a,
-               const json::value& b) {
-  if (json_equal(a, b)) {
+               const json::value& b, budget& w) {
+  if (!w.spend(1) || json_equal(a, b)) {
     return;
   }
   if (a.is_object() && b.is_object()) {
@@ -157,7 +178,7 @@ void diff_into(json::array& out, const std::string& path, const json::value& a,
     for (const auto& kv : y) {
       auto child = path + "/" + escape_pointer_token(kv.key());
       if (const auto* old = x.if_contains(kv.key())) {
-        diff_into(out, child, *old, kv.value());
+        diff_into(out, child, *old, kv.value(), w);
       } else {
         add_op(out, child, kv.value());
       }
@@ -166,18 +187,18 @@ void diff_into(json::array& out, const std::string& path, const json::value& a,
   }
   if (a.is_array() && b.is_array()) {
     json::array positional;
-    diff_by_position(positional, path, a.get_array(), b.get_array());
+    diff_by_position(positional, path, a.get_array(), b.get_array(), w);
     json::array best = std::move(positional);
     if (keyed_by_id(a.get_array(), b.get_array())) {
       json::array by_id;
-      diff_by_id(by_id, path, a.get_array(), b.get_array());
-      if (size_of(by_id) < size_of(best)) {
+      diff_by_id(by_id, path, a.get_array(), b.get_array(), w);
+      if (size_of(by_id, w) < size_of(best, w)) {
         best = std::move(by_id);
       }
     }
     json::array whole;
     replace_op(whole, path, b);
-    if (size_of(whole) < size_of(best)) {
+    if (size_of(whole, w) < size_of(best, w)) {
       best = std::move(whole);
     }
     for (auto& o : best) {
@@ -191,11 +212,16 @@ void diff_into(json::array& out, const std::string& path, const json::value& a,
 }  // namespace
 
 json::array json_diff(const json::value& a, const json::value& b) {
+  budget w{16 * (measure_document(a).bytes + measure_document(b).bytes) + 65536};
   json::array out;
-  diff_into(out, "", a, b);
+  diff_into(out, "", a, b, w);
   json::array whole;
   replace_op(whole, "", b);
-  if (!out.empty() && size_of(out) > size_of(whole)) {
+  if (w.spent()) {
+    return whole;
+  }
+  budget unlimited{std::size_t(-1)};
+  if (!out.empty() && size_of(out, unlimited) > size_of(whole, unlimited)) {
     return whole;
   }
   return out;

@@ -110,8 +110,53 @@ result<json::value*> locate_parent(json::value& root, const json_pointer& p, con
   return r;
 }
 
-result<void> add(json::value& root, const json_pointer& p, json::value v, const operation& o) {
+// What a patch has done so far, against the limits (see apply_patch): a lower bound of the
+// document's serialized size, and the bytes of the values its ops copied, moved deeper,
+// replaced or removed (each measured once, so the measuring is part of the bounded work).
+struct accounting {
+  const document_limits& limits;
+  std::size_t size = 0;
+  std::size_t work = 0;
+
+  document_measure measure(const json::value& v) {
+    auto m = measure_document(v);
+    work += m.bytes;
+    return m;
+  }
+  void shrink(std::size_t bytes) { size = bytes < size ? size - bytes : 0; }
+  result<void> fits(const json_pointer& at, std::size_t depth, const operation& o) const {
+    if (at.tokens().size() + depth > max_document_depth) {
+      auto e = op_error("record.too_deep", o,
+                        "the value would nest deeper than " + std::to_string(max_document_depth) +
+                            " levels of objects and arrays");
+      e.details["max"] = max_document_depth;
+      return e;
+    }
+    return {};
+  }
+  result<void> within(const operation& o) const {
+    if (size > limits.max_bytes) {
+      auto e = op_error("record.too_large", o,
+                        "the document would grow past " + std::to_string(limits.max_bytes) +
+                            " bytes (records.maxBytes)");
+      e.details["max"] = limits.max_bytes;
+      return e;
+    }
+    if (work > 4 * limits.max_bytes) {
+      auto e = op_error("record.too_large", o,
+                        "the patch copies, moves or replaces more than " +
+                            std::to_string(4 * limits.max_bytes) + " bytes in all");
+      e.details["max"] = 4 * limits.max_bytes;
+      return e;
+    }
+    return {};
+  }
+};
+
+result<void> add(json::value& root, const json_pointer& p, json::value v, const operation& o,
+                 accounting& acc, std::size_t bytes) {
   if (p.is_root()) {
+    acc.size = bytes;
     root = std::move(v);
     return {};
   }
@@ -121,10 +166,17 @@ result<void> add(json::value& root, const json_pointer& p, json::value v, const 
   }
   const auto& last = p.tokens().back();
   if (auto* obj = (*parent)->if_object()) {
+    if (const auto* old = obj->if_contains(last)) {
+      acc.shrink(acc.measure(*old).bytes);  // replaced, not added (RFC 6902 §4.1)
+    } else {
+      acc.size += last.size() + 4;  // "key": and a comma
+    }
+    acc.size += bytes;
     (*obj)[last] = std::move(v);
     return {};
   }
   if (auto* arr = (*parent)->if_array()) {
+    acc.size += bytes + 1;
     if (last == "-") {
       arr->push_back(std::move(v));
       return {};
@@ -169,15 +221,21 @@ result<json::value> remove(json::value& root, const json_pointer& p, const opera
   return op_error("patch.invalid_target", o, "its parent is a scalar");
 }
 
-result<void> apply_one(json::value& doc, const operation& o) {
+result<void> apply_one(json::value& doc, const operation& o, accounting& acc) {
   switch (o.kind) {
-    case op_kind::add:
-      return add(doc, o.path, *o.value, o);
+    case op_kind::add: {
+      auto m = acc.measure(*o.value);
+      if (auto ok = acc.fits(o.path, m.depth, o); !ok) {
+        return ok;
+      }
+      return add(doc, o.path, *o.value, o, acc, m.bytes);
+    }
     case op_kind::remove: {
       auto r = remove(doc, o.path, o);
       if (!r) {
         return std::move(r).error();
       }
+      acc.shrink(acc.measure(*r).bytes);
       return {};
     }
     case op_kind::replace: {
@@ -185,6 +243,12 @@ result<void> apply_one(json::value& doc, const operation& o) {
       if (!target) {
         return std::move(target).error();
       }
+      auto m = acc.measure(*o.value);
+      if (auto ok = acc.fits(o.path, m.depth, o); !ok) {
+        return ok;
+      }
+      acc.shrink(acc.measure(**target).bytes);
+      acc.size += m.bytes;
       **target = *o.value;
       return {};
     }
@@ -200,19 +264,39 @@ result<void> apply_one(json::value& doc, const operation& o) {
       if (o.from.tokens() == o.path.tokens()) {
         return {};
       }
+      // Only a move deeper can nest past the bound: the value fitted where it was.
+      std::size_t bytes = 0;
+      if (o.path.tokens().size() > o.from.tokens().size()) {
+        auto m = acc.measure(**source);
+        if (auto ok = acc.fits(o.path, m.depth, o); !ok) {
+          return ok;
+        }
+        bytes = m.bytes;
+      }
       auto v = remove(doc, o.from, o);
       if (!v) {
         return std::move(v).error();
       }
-      return add(doc, o.path, std::move(*v), o);
+      acc.shrink(bytes);  // it comes back in add(); a shallower move is not measured at all
+      return add(doc, o.path, std::move(*v), o, acc, bytes);
     }
     case op_kind::copy: {
       auto source = locate(doc, o.from, o);
       if (!source) {
         return std::move(source).error();
       }
+      // Measured before the copy is made: a copy that would take the document past its bound
+      // is refused without building it.
+      auto m = acc.measure(**source);
+      if (auto ok = acc.fits(o.path, m.depth, o); !ok) {
+        return ok;
+      }
+      if (acc.size + m.bytes > acc.limits.max_bytes || acc.work > 4 * acc.limits.max_bytes) {
+        acc.size += m.bytes;
+        return acc.within(o);
+      }
       json::value v = **source;  // a deep copy: later changes must not alias the source
-      return add(doc, o.path, std::move(v), o);
+      return add(doc, o.path, std::move(v), o, acc, m.bytes);
     }
     case op_kind::test: {
       auto target = locate(doc, o.path, o);
@@ -228,15 +312,28 @@ result<void> apply_one(json::value& doc, const operation& o) {
   return {};
 }
 
-}  // namespace
+// A pointer with more tokens than a document may nest levels names nothing that can exist, and
+// resolving its parent costs the square of its length: refused before anything runs.
+result<void> too_deep(const json_pointer& p, const operation& o) {
+  if (p.tokens().size() <= max_document_depth) {
+    return {};
+  }
+  auto e = op_error("record.too_deep", o,
+                    "the pointer has " + std::to_string(p.tokens().size()) +
+                        " tokens; a document nests at most " + std::to_string(max_document_depth) +
+                        " levels");
+  e.details["max"] = max_document_depth;
+  return e;
+}
 
-result<patched_document> patched(json::value doc, const json::value& patch, patch_mode mode) {
-  patch_outcome out;
+// The operations of `patch`, each checked (its members, its pointers, its value against the
+// limits) before any applies: a malformed one fails the patch whole.
+result<std::vector<operation>> parse_ops(const json::value& patch, patch_mode mode,
+                                         patch_outcome& out, const document_limits& limits) {
   const auto* ops = patch.if_array();
   if (!ops) {
     return make_error("patch.invalid", "a JSON Patch is an array of operations");
   }
-  // Every operation is checked before any applies: a malformed one fails the patch whole.
   std::vector<operation> todo;
   todo.reserve(ops->size());
   for (std::size_t i = 0; i < ops->size(); ++i) {
@@ -272,10 +369,18 @@ result<patched_document> patched(json::value doc, const json::value& patch, patc
       return e;
     }
     item.path = std::move(*p);
+    if (auto deep = too_deep(item.path, item); !deep) {
+      return std::move(deep).error();
+    }
     if (*kind == op_kind::add || *kind == op_kind::replace || *kind == op_kind::test) {
       item.value = o->if_contains("value");
       if (!item.value) {
         return invalid(i, item.op_name + " needs a value");
+      }
+      if (auto ok = check_document(*item.value, limits); !ok) {
+        auto e = std::move(ok).error();
+        e.details["index"] = i;
+        return e;
       }
     }
     if (*kind == op_kind::move || *kind == op_kind::copy) {
@@ -290,20 +395,51 @@ result<patched_document> patched(json::value doc, const json::value& patch, patc
         return e;
       }
       item.from = std::move(*f);
+      if (auto deep = too_deep(item.from, item); !deep) {
+        return std::move(deep).error();
+      }
     }
     todo.push_back(std::move(item));
   }
+  return todo;
+}
+
+}  // namespace
+
+result<void> check_patch(const json::value& patch, patch_mode mode, const document_limits& limits) {
+  patch_outcome out;
+  auto ops = parse_ops(patch, mode, out, limits);
+  if (!ops) {
+    return std::move(ops).error();
+  }
+  return {};
+}
+
+result<patched_document> patched(json::value doc, const json::value& patch, patch_mode mode,
+                                 const document_limits& limits) {
+  patch_outcome out;
+  auto ops = parse_ops(patch, mode, out, limits);
+  if (!ops) {
+    return std::move(ops).error();
+  }
+  auto& todo = ops.value();
+  accounting acc{limits};
+  acc.size = measure_document(doc).bytes;
   for (const auto& o : todo) {
-    if (auto r = apply_one(doc, o); !r) {
+    if (auto r = apply_one(doc, o, acc); !r) {
       return std::move(r).error();
+    }
+    if (auto ok = acc.within(o); !ok) {
+      return std::move(ok).error();
     }
   }
   return patched_document{std::move(doc), std::move(out)};
 }
 
-result<patch_outcome> apply_patch(json::value& doc, const json::value& patch, patch_mode mode) {
+result<patch_outcome> apply_patch(json::value& doc, const json::value& patch, patch_mode mode,
+                                  const document_limits& limits) {
   // Applied to a copy that replaces the document only when every operation succeeded.
-  auto r = patched(doc, patch, mode);
+  auto r = patched(doc, patch, mode, limits);
   if (!r) {
     return std::move(r).error();
   }

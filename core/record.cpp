@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/document_check.hpp"
 #include "core/json_scan.hpp"
 
 namespace weir::core {
@@ -38,10 +39,10 @@ record_ptr make_record(const boost::json::object& doc) {
   return r;
 }
 
-record_ptr make_record_from(const boost::json::object& doc, std::string json) {
+record_ptr make_record_from(const boost::json::object& doc, std::string&& json) {
   auto* id = doc.if_contains("id");
   if (!id || !id->is_string()) {
-    return nullptr;
+    return nullptr;  // `json` is left as it was
   }
   auto r = std::make_shared<record>();
   fill(*r, doc);
@@ -49,7 +50,7 @@ record_ptr make_record_from(const boost::json::object& doc, std::string json) {
   return r;
 }
 
-record_ptr record_from_text(std::string json) {
+record_ptr record_from_text(std::string&& json) {
   int id_keys = 0;
   bool escaped = false;
   bool ok = scan_keys(json, [&](std::string_view k) {
@@ -72,7 +73,7 @@ record_ptr record_from_text(std::string json) {
 
 record_ptr parse_record(std::string_view json, boost::json::object* doc) {
   boost::system::error_code ec;
-  auto v = boost::json::parse(json, ec);
+  auto v = boost::json::parse(json, ec, {}, document_parse_options());
   if (ec || !v.is_object()) {
     return nullptr;
   }
@@ -90,10 +91,15 @@ record_ptr parse_record(std::string_view json, boost::json::object* doc) {
 }
 
 boost::json::object parse_doc(const record& r) {
-  return std::move(boost::json::parse(r.json).as_object());
+  boost::system::error_code ec;
+  auto v = boost::json::parse(r.json, ec, {}, document_parse_options());
+  if (ec || !v.is_object()) {
+    return {};  // not reached for a record that got in (core/document_check)
+  }
+  return std::move(v.get_object());
 }
 
-doc_reader::doc_reader() = default;
+doc_reader::doc_reader() : parser_({}, document_parse_options()) {}
 
 const boost::json::object& doc_reader::read(std::string_view json) {
   // The previous document lives in the old arena: drop it before the arena goes.

@@ -54,13 +54,15 @@ using record_set = std::unordered_set<record_ptr, record_id_hash, record_id_equa
 record_ptr make_record(const boost::json::object& doc);
 
 /// Builds a record from its stored text and that text's parsed document (`doc` must be
-/// `json` parsed). Returns nullptr when the document has no string id.
-record_ptr make_record_from(const boost::json::object& doc, std::string json);
+/// `json` parsed). Returns nullptr when the document has no string id; `json` is then left as it
+/// was.
+record_ptr make_record_from(const boost::json::object& doc, std::string&& json);
 
 /// Builds a record from stored JSON text, reading its id and identity with core/json_scan when
-/// the text allows (no document is built), else with a full parse. nullptr when the text is not
-/// an object with a string id.
-record_ptr record_from_text(std::string json);
+/// the text allows (no document is built), else with a full parse. The text is moved into the
+/// record; nullptr (and `json` left as it was) when the text is not an object with a string id.
+/// The caller has checked the text (core::check_document_text): json_scan trusts its depth.
+record_ptr record_from_text(std::string&& json);
 
 /// Parses stored JSON text back into a record (a unit loaded from disk, a change received from
 /// another node). Returns nullptr when the text is not a JSON object with a string id. When
@@ -68,10 +70,12 @@ record_ptr record_from_text(std::string json);
 record_ptr parse_record(std::string_view json, boost::json::object* doc = nullptr);
 
 /// Parses a record's JSON into a fresh document (heap-allocated; for documents that outlive the
-/// call). Records are always valid JSON objects, so this cannot fail.
+/// call). Records are always valid JSON objects within the document limits (nothing else gets
+/// in), so this does not fail; if it did, the document would be empty rather than a throw.
 boost::json::object parse_doc(const record& r);
 
-/// Reads records' documents into a reusable buffer: the scan paths (filter evaluation over an
+/// Reads records' documents into a reusable buffer, as deep as records may nest
+/// (max_document_depth): the scan paths (filter evaluation over an
 /// index, sort keys of rows) parse many small records one at a time, and a parser reused over a
 /// monotonic buffer does that without a heap allocation per record (measured: 168 ns for a
 /// 77-byte record, against 245 ns with boost::json::parse). Not thread-safe; the document read

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "core/utf8.hpp"
+
 namespace weir::core {
 
 namespace {
@@ -35,27 +37,29 @@ result<void> validate_id(std::string_view id, std::string_view field_name) {
                          field_name);
     }
   }
+  if (!valid_utf8(id)) {
+    // Ids go out in JSON bodies and WebSocket text frames, which must be UTF-8: refused, never
+    // repaired (a repaired id would name another record).
+    return field_error("request.invalid_utf8", std::string(field_name) + " is not UTF-8 text",
+                       field_name);
+  }
   return {};
 }
 
-result<boost::json::object> normalize_record(boost::json::value body,
-                                             std::optional<std::string_view> path_id) {
-  auto* obj = body.if_object();
-  if (obj == nullptr) {
-    return make_error("request.not_object", "record must be a JSON object");
-  }
+result<void> check_record_id(const boost::json::object& body,
+                             std::optional<std::string_view> path_id) {
   if (path_id) {
     if (auto ok = validate_id(*path_id, "id"); !ok) {
-      return std::move(ok).error();
+      return ok;
     }
   }
-  if (const auto* id = obj->if_contains("id")) {
+  if (const auto* id = body.if_contains("id")) {
     const auto* s = id->if_string();
     if (s == nullptr) {
       return field_error("request.invalid_field", "id must be a string", "id");
     }
     if (auto ok = validate_id(*s, "id"); !ok) {
-      return std::move(ok).error();
+      return ok;
     }
     if (path_id && std::string_view(*s) != *path_id) {
       boost::json::object details;
@@ -67,10 +71,23 @@ result<boost::json::object> normalize_record(boost::json::value body,
                             "\"",
                         std::move(details));
     }
-  } else if (path_id) {
-    (*obj)["id"] = *path_id;
-  } else {
+  } else if (!path_id) {
     return field_error("request.missing_field", "record needs a string \"id\"", "id");
+  }
+  return {};
+}
+
+result<boost::json::object> normalize_record(boost::json::value body,
+                                             std::optional<std::string_view> path_id) {
+  auto* obj = body.if_object();
+  if (obj == nullptr) {
+    return make_error("request.not_object", "record must be a JSON object");
+  }
+  if (auto ok = check_record_id(*obj, path_id); !ok) {
+    return std::move(ok).error();
+  }
+  if (path_id && !obj->contains("id")) {
+    (*obj)["id"] = *path_id;
   }
   obj->stable_erase("_ver");
   return std::move(*obj);
@@ -111,6 +128,27 @@ bool contains_nul_character(std::string_view json) {
     }
   }
   return false;
+}
+
+result<void> check_batch_fields(const boost::json::value& body) {
+  const auto* b = body.if_object();
+  if (b == nullptr) {
+    return make_error("request.not_object", "a batch body must be a JSON object");
+  }
+  for (const auto& kv : *b) {
+    if (kv.key() != "upsert" && kv.key() != "delete") {
+      return make_error(
+          "request.unknown_field",
+          "unknown field \"" + std::string{kv.key()} + "\"; accepted fields: upsert, delete",
+          {{"fields", boost::json::array{kv.key()}},
+           {"accepted", boost::json::array{"upsert", "delete"}}});
+    }
+  }
+  if (!b->contains("upsert") && !b->contains("delete")) {
+    return make_error("request.missing_field", "a batch needs \"upsert\" and/or \"delete\"",
+                      {{"field", "upsert"}});
+  }
+  return {};
 }
 
 }  // namespace weir::core

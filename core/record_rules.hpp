@@ -17,9 +17,14 @@ namespace weir::core {
 inline constexpr std::size_t max_record_id_size = 256;
 
 /// Checks an id: non-empty, at most max_record_id_size bytes, no control characters (bytes below
-/// 0x20, including '\0', and 0x7f). Otherwise `request.invalid_field` with details
-/// {"field": field_name}.
+/// 0x20, including '\0', and 0x7f): otherwise `request.invalid_field`; UTF-8 text: otherwise
+/// `request.invalid_utf8`. Details {"field": field_name}.
 result<void> validate_id(std::string_view id, std::string_view field_name);
+
+/// The id rules of normalize_record, without changing anything (a write checked before it is
+/// forwarded to its owner).
+result<void> check_record_id(const boost::json::object& body,
+                             std::optional<std::string_view> path_id);
 
 /// Turns an upsert body into a record:
 ///   - not an object → `request.not_object`;
@@ -39,5 +44,10 @@ void stamp_version(boost::json::object& record, std::string_view version_id);
 /// Whether serialized JSON holds the character U+0000 in a string (the escape `\u0000`, not an
 /// escaped backslash followed by "u0000"). PostgreSQL's jsonb cannot store it.
 bool contains_nul_character(std::string_view json);
+
+/// A batch body's own shape: an object (`request.not_object`) with "upsert" and/or "delete"
+/// (`request.missing_field`) and no other member (`request.unknown_field` {fields, accepted}).
+/// The members' contents are the caller's to check.
+result<void> check_batch_fields(const boost::json::value& body);
 
 }  // namespace weir::core

@@ -8,6 +8,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/document_check.hpp"
+
 namespace weir::core {
 
 namespace {
@@ -83,6 +85,9 @@ result<sse_control_parse> parse_sse_control(sse_control_kind kind, std::string_v
   const boost::json::value root = boost::json::parse(body, ec);
   if (ec) {
     return bad_request("control body is not valid JSON");
+  }
+  if (!check_document(root, unbounded_sizes)) {
+    return bad_request("control body holds a number JSON cannot carry or text that is not UTF-8");
   }
   const boost::json::object* obj = root.if_object();
   if (obj == nullptr) {

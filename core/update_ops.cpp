@@ -1,9 +1,13 @@
 // Parsing and applying $set / $unset / $inc updates (see update_ops.hpp).
 #include "core/update_ops.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace weir::core {
 
@@ -34,6 +38,33 @@ std::string_view op_name(update_op_kind kind) {
       return "$inc";
   }
   return "";
+}
+
+value sum(const value& a, const value& b) {
+  if (a.is_double() || b.is_double()) {
+    return value(a.to_number<double>() + b.to_number<double>());
+  }
+  if (a.is_int64() && b.is_int64()) {
+    std::int64_t out = 0;
+    if (!__builtin_add_overflow(a.get_int64(), b.get_int64(), &out)) {
+      return value(out);
+    }
+    return value(static_cast<double>(a.get_int64()) + static_cast<double>(b.get_int64()));
+  }
+  // At least one uint64: add exactly in 128 bits, then pick the narrowest kind that holds it.
+  auto wide = [](const value& v) {
+    return v.is_int64() ? static_cast<__int128>(v.get_int64())
+                        : static_cast<__int128>(v.get_uint64());
+  };
+  const __int128 s = wide(a) + wide(b);
+  if (s >= std::numeric_limits<std::int64_t>::min() &&
+      s <= std::numeric_limits<std::int64_t>::max()) {
+    return value(static_cast<std::int64_t>(s));
+  }
+  if (s >= 0 && s <= static_cast<__int128>(std::numeric_limits<std::uint64_t>::max())) {
+    return value(static_cast<std::uint64_t>(s));
+  }
+  return value(static_cast<double>(s));
 }
 
 // What a $set/$inc would find when walking `path` in `doc`, without changing it.
@@ -68,6 +99,16 @@ result<void> check_writable(const update_op& op, const object& doc) {
                      "$inc of \"" + op.path.text() + "\" targets a non-number value", "path",
                      op.path.text());
   }
+  if (op.kind == update_op_kind::inc && cur != nullptr) {
+    auto s = sum(*cur, op.value);
+    if (s.is_double() && !std::isfinite(s.get_double())) {
+      return with_path("record.invalid_number",
+                       "$inc of \"" + op.path.text() +
+                           "\" would go past the largest number JSON can carry "
+                           "(1.7976931348623157e308)",
+                       "path", op.path.text());
+    }
+  }
   return {};
 }
 
@@ -83,33 +124,6 @@ value* slot(value& parent, const json_path& path, std::size_t i) {
     return &(*arr)[index];
   }
   return &parent.as_object()[seg];
-}
-
-value sum(const value& a, const value& b) {
-  if (a.is_double() || b.is_double()) {
-    return value(a.to_number<double>() + b.to_number<double>());
-  }
-  if (a.is_int64() && b.is_int64()) {
-    std::int64_t out = 0;
-    if (!__builtin_add_overflow(a.get_int64(), b.get_int64(), &out)) {
-      return value(out);
-    }
-    return value(static_cast<double>(a.get_int64()) + static_cast<double>(b.get_int64()));
-  }
-  // At least one uint64: add exactly in 128 bits, then pick the narrowest kind that holds it.
-  auto wide = [](const value& v) {
-    return v.is_int64() ? static_cast<__int128>(v.get_int64())
-                        : static_cast<__int128>(v.get_uint64());
-  };
-  const __int128 s = wide(a) + wide(b);
-  if (s >= std::numeric_limits<std::int64_t>::min() &&
-      s <= std::numeric_limits<std::int64_t>::max()) {
-    return value(static_cast<std::int64_t>(s));
-  }
-  if (s >= 0 && s <= static_cast<__int128>(std::numeric_limits<std::uint64_t>::max())) {
-    return value(static_cast<std::uint64_t>(s));
-  }
-  return value(static_cast<double>(s));
 }
 
 void apply_set_or_inc(const update_op& op, object& doc) {
@@ -163,12 +177,14 @@ void apply_unset(const update_op& op, object& doc) {
 
 }  // namespace
 
-result<update_spec> parse_update(const value& body) {
+result<update_spec> parse_update(const value& body, const document_limits& limits) {
   const auto* root = body.if_object();
   if (root == nullptr) {
     return make_error("request.not_object", "update body must be a JSON object");
   }
   update_spec spec;
+  std::unordered_set<std::string> paths;
+  std::unordered_map<std::string, std::string> ancestors;
   for (const auto& member : *root) {
     const std::string_view name = member.key();
     update_op_kind kind;
@@ -191,6 +207,17 @@ result<update_spec> parse_update(const value& body) {
                        "operator", name);
     }
     for (const auto& field : *fields) {
+      if (static_cast<std::size_t>(std::count(field.key().begin(), field.key().end(), '.')) >=
+          max_document_depth) {
+        // Refused before it is split: a path this long names nothing a record can hold.
+        error err = with_path("record.too_deep",
+                              "the path of " + std::string(name) + " has more than " +
+                                  std::to_string(max_document_depth) +
+                                  " segments; a record nests at most that deep",
+                              "operator", name);
+        err.details["max"] = max_document_depth;
+        return err;
+      }
       auto path = json_path::parse(field.key());
       if (!path) {
         return std::move(path).error();
@@ -205,16 +232,52 @@ result<update_spec> parse_update(const value& body) {
         return with_path("update.invalid", "$inc of \"" + path->text() + "\" needs a number",
                          "path", path->text());
       }
-      for (const auto& other : spec.ops) {
-        if (other.path.is_prefix_of(*path) || path->is_prefix_of(other.path)) {
-          error err = with_path("update.conflict",
-                                "\"" + path->text() + "\" conflicts with \"" + other.path.text() +
-                                    "\" in the same update",
-                                "path", path->text());
-          err.details["conflictsWith"] = other.path.text();
+      if (kind != update_op_kind::unset) {
+        // The value sits as deep as its path: a container in it is one level further down
+        // for each segment.
+        if (auto ok = check_document(field.value(), limits, path->segments().size()); !ok) {
+          auto err = std::move(ok).error();
+          err.details["field"] = path->text();
           return err;
         }
+        for (const auto& seg : path->segments()) {
+          if (seg.size() > limits.max_key_bytes) {
+            error err = with_path("record.key_too_long",
+                                  "a segment of \"" + path->text() + "\" is longer than " +
+                                      std::to_string(limits.max_key_bytes) + " bytes",
+                                  "path", path->text());
+            err.details["max"] = limits.max_key_bytes;
+            return err;
+          }
+        }
       }
+      // Conflicts by hashing rather than comparing every pair: a body of many paths must not
+      // cost their square. `paths`: each path so far; `ancestors`: each proper prefix of one,
+      // with the path it came from.
+      auto conflict = [&](const std::string& other) {
+        error err = with_path(
+            "update.conflict",
+            "\"" + path->text() + "\" conflicts with \"" + other + "\" in the same update", "path",
+            path->text());
+        err.details["conflictsWith"] = other;
+        return err;
+      };
+      const std::string& text = path->text();
+      if (paths.count(text)) {
+        return conflict(text);
+      }
+      if (auto a = ancestors.find(text); a != ancestors.end()) {
+        return conflict(a->second);
+      }
+      for (auto dot = text.find('.'); dot != std::string::npos; dot = text.find('.', dot + 1)) {
+        if (auto prefix = text.substr(0, dot); paths.count(prefix)) {
+          return conflict(prefix);
+        }
+      }
+      for (auto dot = text.find('.'); dot != std::string::npos; dot = text.find('.', dot + 1)) {
+        ancestors.emplace(text.substr(0, dot), text);
+      }
+      paths.insert(text);
       spec.ops.push_back(update_op{kind, std::move(path).value(),
                                    kind == update_op_kind::unset ? value() : field.value()});
     }

@@ -9,6 +9,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/document_check.hpp"
 #include "core/json_path.hpp"
 #include "core/result.hpp"
 
@@ -41,7 +42,13 @@ struct update_spec {
 ///   - a malformed dotted path → `request.invalid_field` {"field"};
 ///   - the same path twice, or a path and its ancestor ("a" and "a.b"), in any operators →
 ///     `update.conflict` {"path", "conflictsWith"}. (The $unset value is ignored, as in Mongo.)
-result<update_spec> parse_update(const boost::json::value& body);
+///   - a path of more than max_document_depth segments, or a $set value that would nest past
+///     it where the path puts it → `record.too_deep`; a value outside `limits` otherwise → the
+///     codes of check_document (its details' "path" is then inside the value).
+/// Checked before anything is built, so `{"$set":{"a.a.a…":1}}` with 100,000 segments costs a
+/// split of its text and nothing more.
+result<update_spec> parse_update(const boost::json::value& body,
+                                 const document_limits& limits = {});
 
 /// Applies `spec` to `doc`. $set and $inc create missing intermediate objects; $inc of a missing
 /// field sets it to the increment; $unset of a missing path is a no-op. A numeric segment on an
@@ -52,8 +59,10 @@ result<update_spec> parse_update(const boost::json::value& body);
 /// Errors (400, details {"path"}): `update.type_mismatch` for $inc of a non-number, or a
 /// $set/$inc path that has to go through a scalar (or through an array with a non-index
 /// segment); `update.index_out_of_range` for an index more than max_array_padding past an
-/// array's end (found by fuzzing: `{"$set":{"a.999999999":1}}` padded a billion nulls).
-/// Atomic: on error `doc` is unchanged.
+/// array's end (found by fuzzing: `{"$set":{"a.999999999":1}}` padded a billion nulls);
+/// `record.invalid_number` for an $inc whose sum is past the largest double.
+/// Atomic: on error `doc` is unchanged. The caller checks the result against its limits (an
+/// object may have gained a member past max_members, the record grown past max_bytes).
 result<void> apply_update(const update_spec& spec, boost::json::object& doc);
 
 /// How far past an array's end a $set/$inc index may reach (the gap is padded with null).

@@ -10,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 
+#include "core/document_check.hpp"
 #include "core/record_rules.hpp"
 
 namespace weir::core {
@@ -139,14 +140,23 @@ result<windowed_request> parse_windowed_request(windowed_scope scope, bool subsc
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return make_error("request.bad_json", "the body is empty: send a JSON object");
   }
-  boost::system::error_code ec;
-  boost::json::parse_options po;
-  po.max_depth = 64;
-  auto v = boost::json::parse(body, ec, {}, po);
-  if (ec) {
-    return make_error("request.bad_json", "the body is not valid JSON: " + ec.message());
+  auto v = parse_json(body);
+  if (!v) {
+    // The protocol has one code for a body it cannot read, however deep or malformed.
+    return make_error("request.bad_json", "the body is not valid JSON: " + v.error().message);
   }
-  return parse_windowed_request(scope, subscribe, std::move(space), v);
+  // Numbers JSON cannot carry (1e400) would compare as infinities and come back in errors and
+  // echoes as a bare `Infinity`: refused as a bad value of the field that holds them.
+  if (auto ok = check_document(v.value(), unbounded_sizes); !ok) {
+    std::string field;
+    if (const auto* p = ok.error().details.if_contains("path"); p && p->is_string()) {
+      std::string_view path = p->get_string();
+      path.remove_prefix(path.empty() ? 0 : 1);
+      field = std::string{path.substr(0, path.find('/'))};
+    }
+    return make_error("request.invalid_field", ok.error().message, {{"field", field}});
+  }
+  return parse_windowed_request(scope, subscribe, std::move(space), v.value());
 }
 
 result<windowed_request> parse_windowed_request(windowed_scope scope, bool subscribe,
@@ -270,8 +280,7 @@ result<windowed_request> parse_windowed_request(windowed_scope scope, bool subsc
   }
   r.include_deleted = *deleted;
   if (subscribe && r.include_deleted) {
-    return invalid_field("includeDeleted",
-                         "includeDeleted is snapshot-only: use POST …/query");
+    return invalid_field("includeDeleted", "includeDeleted is snapshot-only: use POST …/query");
   }
   boost::json::array key{boost::json::string{to_string(scope)},
                          boost::json::string{r.space},

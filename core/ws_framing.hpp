@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/utf8.hpp"
+
 namespace weir::core::ws {
 
 enum class opcode : std::uint8_t {
@@ -59,6 +61,6 @@ std::string close_payload(std::uint16_t code, std::string_view reason);
 std::uint16_t close_code_of(std::string_view payload);
 
 /// True when `s` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
-bool valid_utf8(std::string_view s);
+using core::valid_utf8;
 
 }  // namespace weir::core::ws

@@ -132,7 +132,7 @@ TEST(JsonScan, RecordsFromTextEqualParsedRecords) {
     if (!doc.is_object()) {
       continue;
     }
-    auto a = record_from_text(text);
+    auto a = record_from_text(std::string{text});
     auto b = parse_record(text);
     ASSERT_EQ(a == nullptr, b == nullptr) << text;
     if (a) {
