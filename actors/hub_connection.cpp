@@ -370,7 +370,11 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   // (§9.1, preferConnection=false); their subscriptions per principal or per connection id.
   const auto& who = *info.who;
   auto caller = caller_key(who, "anonymous-address", info.remote_address);
+  if (!impl.addresses.try_acquire(info.remote_address)) {
+    return nullptr;
+  }
   if (!impl.connections.try_acquire(caller)) {
+    impl.addresses.release(info.remote_address);
     return nullptr;
   }
   std::unique_ptr<hub_connection> c{new hub_connection};
@@ -416,6 +420,7 @@ hub_connection::~hub_connection() {
   impl.remove_connection(registry_id_);
   impl.directory.remove_connection(directory_id_);
   impl.connections.release(caller_);
+  impl.addresses.release(info_.remote_address);
   impl.hub_connections.fetch_sub(1);
 }
 

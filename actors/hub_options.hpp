@@ -11,6 +11,9 @@ struct hub_options {
   std::int64_t keep_alive_interval_ms = 30000;  ///< outbound silence before a server Ping; 0 = off
   std::size_t max_hub_connections = 512;
   std::size_t max_hub_connections_per_caller = 512;
+  /// Hub connections from one client address, whoever signs in on them (the address as
+  /// http.trustedProxies resolves it): one address cannot hold every slot of the node.
+  std::size_t max_hub_connections_per_address = 64;
   std::size_t max_subscriptions_per_connection = 256;
   std::size_t max_subscriptions = 4096;
   std::size_t max_subscriptions_per_caller = 4096;

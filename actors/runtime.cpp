@@ -10,6 +10,7 @@
 #include <caf/send.hpp>
 
 #include "actors/messages.hpp"
+#include "actors/write_check.hpp"
 #include "core/rendezvous.hpp"
 #include "log/log.hpp"
 
@@ -51,8 +52,9 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       store(s),
       catalog(std::move(queries)),
       connections(opts.hub.max_hub_connections, opts.hub.max_hub_connections_per_caller),
+      addresses(std::size_t(-1), opts.hub.max_hub_connections_per_address),
       subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller),
-      loader(s) {
+      loader(s, opts.records, skipped_rows) {
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
   // Work sharing wakes an idle worker through a condition variable the moment an actor has
   // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between
@@ -240,6 +242,12 @@ void runtime::submit(write_command cmd, write_callback user_done) {
   counter->fetch_add(1);
   auto once = std::make_shared<answer_once>(std::move(user_done), counter, &impl_->write_latency);
   write_callback done = [once](core::result<write_outcome> r) { once->answer(std::move(r)); };
+  // Checked here, before it is applied or forwarded: a bad write never reaches an owner, and an
+  // owner checks again what a member forwarded (it arrives here through Peer.Apply).
+  if (auto ok = check_write(cmd, impl_->opts.records); !ok) {
+    done(std::move(ok).error());
+    return;
+  }
   if (cmd.kind == write_kind::delete_object) {
     // Two units: the object's datasets, then its property document in the space's `objects`
     // unit. 404 only when neither held anything.
@@ -604,6 +612,9 @@ const query_catalog& runtime::catalog() const {
 const hub_options& runtime::hub() const {
   return impl_->opts.hub;
 }
+const core::document_limits& runtime::record_limits() const {
+  return impl_->opts.records;
+}
 budget& runtime::connection_budget() {
   return impl_->connections;
 }
@@ -629,6 +640,7 @@ runtime_stats runtime::stats() const {
     s.subscriptions_by_encoding[i] = n > 0 ? static_cast<std::size_t>(n) : 0;
   }
   s.store_queued = impl_->store.queued();
+  s.skipped_records = impl_->skipped_rows.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include "actors/budget.hpp"
 #include "actors/hub_options.hpp"
 #include "actors/write_command.hpp"
+#include "core/document_limits.hpp"
 
 namespace weir::core {
 struct windowed_request;
@@ -43,6 +44,9 @@ struct runtime_options {
   /// Cluster: how long subscribers of an unreachable owner wait for it before an Error.
   std::int64_t owner_unavailable_error_ms = 30000;
   hub_options hub;
+  /// What every record must hold to (records.*): checked on every write, by the node that
+  /// receives it and again by the owner, and on every row a load or change capture reads.
+  core::document_limits records;
 };
 
 /// Counters for health and tests; read without stopping anything.
@@ -63,6 +67,9 @@ struct runtime_stats {
   std::array<std::size_t, 6> subscriptions_by_encoding{};
   /// Write batches queued for the store or being committed.
   std::size_t store_queued = 0;
+  /// Records read from the store that could not be served and were skipped (a row another
+  /// program wrote that is not a record or is outside the record limits), since start.
+  std::uint64_t skipped_records = 0;
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.
@@ -89,8 +96,9 @@ class runtime {
   /// The cluster, or null for a single node.
   cluster_link* cluster() const;
 
-  /// Applies a write on the owning unit; `done` runs once it is durable (or failed). A unit
-  /// another member owns is forwarded to it.
+  /// Applies a write on the owning unit; `done` runs once it is durable (or failed). The write
+  /// is checked first (actors::check_write, against options().records): a bad one is answered
+  /// at once and goes nowhere. A unit another member owns is forwarded to it.
   void submit(write_command cmd, write_callback done);
 
   /// Owner side of a remote watch: subscribes `sink` to `query` on this node's unit. The sink
@@ -139,6 +147,8 @@ class runtime {
 
   const query_catalog& catalog() const;
   const hub_options& hub() const;
+  /// The record limits (runtime_options::records).
+  const core::document_limits& record_limits() const;
   budget& connection_budget();
   budget& subscription_budget();
   runtime_stats stats() const;

@@ -145,11 +145,15 @@ struct runtime::impl {
   store::durable_store& store;
   query_catalog catalog;
   budget connections;
+  budget addresses;  ///< hub connections per client address (no global cap of its own)
   budget subscriptions;
   std::atomic<std::uint64_t> token_counter{0};
   std::atomic<std::size_t> query_actors{0};
   std::atomic<std::size_t> hub_connections{0};
   std::atomic<std::size_t> in_flight_writes{0};
+  /// Records a load or change capture read from the store and skipped: not a record, or outside
+  /// the record limits (runtime_stats::skipped_records).
+  std::atomic<std::uint64_t> skipped_rows{0};
   core::latency_histogram write_latency;  ///< submit → answer, every write
   std::atomic<std::size_t> remote_units{0};
   std::atomic<std::size_t> upstreams{0};

@@ -27,6 +27,7 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
+#include "core/document_check.hpp"
 #include "core/filter.hpp"
 #include "core/json_patch.hpp"
 #include "core/order_index.hpp"
@@ -274,7 +275,8 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       break;
     }
     case write_kind::patch_record: {
-      auto spec = core::parse_update(cmd.body);
+      const auto& limits = st.rt->opts.records;
+      auto spec = core::parse_update(cmd.body, limits);
       if (!spec) {
         return std::move(spec).error();
       }
@@ -288,6 +290,10 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       bdoc = doc_of(before, bdoc);
       boost::json::object doc = *bdoc;
       if (auto r = core::apply_update(spec.value(), doc); !r) {
+        return std::move(r).error();
+      }
+      // What the ops made of the record: a $set may have added a member past the bound.
+      if (auto r = core::check_document(doc, limits); !r) {
         return std::move(r).error();
       }
       auto ops = std::make_shared<const core::change_ops>(core::ops_for_update(spec.value(), doc));
@@ -315,7 +321,9 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       }
       bdoc = doc_of(before, bdoc);
       // One copy of the current document: the patch works on it, the original stays as it is.
-      auto result = core::patched(boost::json::value(*bdoc), cmd.body, core::patch_mode::strict);
+      const auto& limits = st.rt->opts.records;
+      auto result =
+          core::patched(boost::json::value(*bdoc), cmd.body, core::patch_mode::strict, limits);
       if (!result) {
         return std::move(result).error();
       }
@@ -323,6 +331,9 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       if (!doc.is_object()) {
         return core::make_error("patch.invalid_result",
                                 "the patched document must still be a JSON object");
+      }
+      if (auto r = core::check_document(doc, limits); !r) {
+        return std::move(r).error();
       }
       auto rec = core::normalize_record(std::move(doc), id);
       if (!rec) {
@@ -355,19 +366,10 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       // Never staged from a command: handle_refresh reads the rows first (stage_captured).
       return core::make_error("request.invalid_field", "a refresh is not a write");
     case write_kind::batch: {
-      if (!cmd.body.is_object()) {
-        return core::make_error("request.not_object", "a batch body must be a JSON object");
+      if (auto ok = core::check_batch_fields(cmd.body); !ok) {
+        return ok.error();
       }
       auto& b = cmd.body.as_object();
-      for (auto& kv : b) {
-        if (kv.key() != "upsert" && kv.key() != "delete") {
-          return core::make_error(
-              "request.unknown_field",
-              "unknown field \"" + std::string{kv.key()} + "\"; accepted fields: upsert, delete",
-              {{"fields", boost::json::array{kv.key()}},
-               {"accepted", boost::json::array{"upsert", "delete"}}});
-        }
-      }
       std::unordered_set<std::string> ids;
       std::unordered_set<std::string> deleted;
       if (auto* up = b.if_contains("upsert")) {
@@ -421,11 +423,6 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
             out.push_back({cmd.dataset, id, before, std::move(bdoc), std::nullopt, nullptr});
           }
         }
-      }
-      if (!b.contains("upsert") && !b.contains("delete")) {
-        return core::make_error("request.missing_field",
-                                "a batch needs \"upsert\" and/or \"delete\"",
-                                {{"field", "upsert"}});
       }
       break;
     }
@@ -492,6 +489,12 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     if (s.after) {
       core::stamp_version(*s.after, vid);
       after = core::make_record(*s.after);
+      if (!captured && after->json.size() > st.rt->opts.records.max_bytes) {
+        // The exact size, stamp included; refused before anything is applied. (A captured row
+        // was checked when it was read: refusing it here would have it read again forever.)
+        done(core::record_too_large(after->json.size(), st.rt->opts.records, s.id));
+        return;
+      }
       if (!st.rt->store.holds_nul_characters() && core::contains_nul_character(after->json)) {
         // Refused before anything is applied: nothing of this write is in the unit yet.
         done(core::make_error("record.unsupported_character",
@@ -602,20 +605,26 @@ std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
       }
       continue;
     }
-    boost::system::error_code ec;
-    auto v = boost::json::parse(*row.json, ec);
-    if (!ec && v.is_object()) {
-      v.as_object().erase("id");  // the row's key is the record's id
+    // Another program wrote this row: it must hold to the limits every write holds to (a
+    // number jsonb keeps and JSON cannot carry, a document deeper than any reader reads).
+    const auto& limits = st.rt->opts.records;
+    auto v = core::check_document_text(*row.json, limits);
+    auto parsed = v ? core::parse_document(*row.json, limits)
+                    : core::result<boost::json::value>{std::move(v).error()};
+    if (parsed && parsed->is_object()) {
+      parsed->as_object().erase("id");  // the row's key is the record's id
     }
-    auto rec = ec ? core::result<boost::json::object>{core::make_error("request.bad_json", "")}
-                  : core::normalize_record(std::move(v), row.id);
+    auto rec = parsed ? core::normalize_record(std::move(parsed.value()), row.id)
+                      : core::result<boost::json::object>{std::move(parsed).error()};
     if (!rec) {
+      st.rt->skipped_rows.fetch_add(1, std::memory_order_relaxed);
       log::warn("change capture skipped a record the store holds but Weir cannot serve",
                 {{"space", st.unit.space},
                  {"object", st.unit.object},
                  {"dataset", dataset},
                  {"id", row.id},
-                 {"error", ec ? std::string_view{"not JSON"} : rec.error().message}});
+                 {"code", rec.error().code},
+                 {"error", rec.error().message}});
       continue;
     }
     auto& doc = rec.value();
@@ -1251,11 +1260,6 @@ caf::behavior loading(shard_ptr self) {
         auto& st = self->state;
         auto& u = *m.unit;
         if (u.error) {
-          if (u.error->code == "store.corrupt") {
-            // Serving less than was acknowledged would be silent data loss: refuse to go on.
-            std::fprintf(stderr, "weir: fatal: %s\n", u.error->message.c_str());
-            std::abort();
-          }
           // The unit cannot be read (store stopped, or an I/O error): this actor ends without
           // serving anything. Writes sent to it are answered server.unavailable by their guards;
           // the next use tries again. Query actors it adopted end with it (they monitor it).

@@ -7,17 +7,26 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include <caf/logger.hpp>
 #include <caf/send.hpp>
 
 #include "actors/messages.hpp"
+#include "core/document_check.hpp"
 #include "core/json_scan.hpp"
+#include "core/record_rules.hpp"
 #include "log/log.hpp"
 
 namespace weir::actors {
 
-unit_loader::unit_loader(store::durable_store& store) : store_(store) {
+unit_loader::unit_loader(store::durable_store& store, const core::document_limits& limits,
+                         std::atomic<std::uint64_t>& skipped)
+    : store_(store), limits_(limits), skipped_(skipped) {
+  if (!store_.shared_with_others()) {
+    constexpr auto any = std::numeric_limits<std::size_t>::max();
+    limits_ = core::document_limits{any, any, any};
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -93,6 +102,26 @@ void unit_loader::run() {
             current_name = std::string{dataset};
             current = &out->datasets[current_name];
           }
+          auto skip = [&](const core::error& why) {
+            skipped_.fetch_add(1, std::memory_order_relaxed);
+            log::warn("a unit's load skipped a record the store holds but Weir cannot serve",
+                      {{"space", job.unit.space},
+                       {"object", job.unit.object},
+                       {"dataset", dataset},
+                       {"id", id},
+                       {"code", why.code},
+                       {"error", why.message}});
+          };
+          // A SAX pass (no document is built) before anything reads the text: a row deeper than
+          // any reader reads, or holding a number JSON cannot carry, is never served.
+          if (auto ok = core::check_document_text(json, limits_); !ok) {
+            skip(ok.error());
+            return;
+          }
+          if (auto ok = core::validate_id(id, "id"); !ok) {
+            skip(ok.error());
+            return;
+          }
           // Only its id and identity are read (no document is built), and the text is moved.
           if (objects_unit) {
             if (auto m = core::scan_path(json, {std::string{"modifiedAt"}}); m && !m->empty()) {
@@ -105,11 +134,19 @@ void unit_loader::run() {
           }
           auto rec = core::record_from_text(std::move(json));
           if (!rec || rec->id != id) {
-            out->error = core::make_error(
-                "store.corrupt", "unit '" + job.unit.space + "/" + job.unit.object +
-                                     "' holds an unreadable record '" + std::string{dataset} + "/" +
-                                     std::string{id} + "'");
-            return;
+            // A document that does not carry its row's id (another program wrote it): the
+            // row's key decides, as in change capture.
+            auto doc = core::parse_document(rec ? rec->json : json, limits_);
+            if (doc && doc->is_object()) {
+              doc->as_object().erase("id");
+            }
+            auto fixed = doc ? core::normalize_record(std::move(doc.value()), id)
+                             : core::result<boost::json::object>{std::move(doc).error()};
+            if (!fixed) {
+              skip(fixed.error());
+              return;
+            }
+            rec = core::make_record(fixed.value());
           }
           current->insert(std::move(rec));
         });

@@ -5,6 +5,7 @@
 // Internal to actors/ (includes CAF).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include <caf/actor.hpp>
 
+#include "core/document_limits.hpp"
 #include "core/record.hpp"
 #include "core/result.hpp"
 #include "store/durable_store.hpp"
@@ -34,7 +36,13 @@ struct unit_load {
 
 class unit_loader {
  public:
-  explicit unit_loader(store::durable_store& store);
+  /// `limits`: what a row must hold to when other programs may write the store
+  /// (durable_store::shared_with_others); records of Weir's own store are held only to the
+  /// fixed rules (depth, numbers JSON can carry, UTF-8), so that lowering a limit never hides
+  /// what was accepted under the old one. A row that fails is skipped, logged and counted in
+  /// `skipped`.
+  unit_loader(store::durable_store& store, const core::document_limits& limits,
+              std::atomic<std::uint64_t>& skipped);
   ~unit_loader();
   unit_loader(const unit_loader&) = delete;
   unit_loader& operator=(const unit_loader&) = delete;
@@ -53,6 +61,8 @@ class unit_loader {
   void run();
 
   store::durable_store& store_;
+  core::document_limits limits_;
+  std::atomic<std::uint64_t>& skipped_;
   std::mutex mu_;
   std::condition_variable cv_;
   struct job {

@@ -49,11 +49,15 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   o.max_pending_writes_per_unit = c.max_pending_writes_per_unit;
   o.unit_idle_ms = c.unit_idle_ms;
   o.owner_unavailable_error_ms = c.cluster.owner_unavailable_error_ms;
+  o.records.max_bytes = c.records.max_bytes;
+  o.records.max_members = c.records.max_members;
+  o.records.max_key_bytes = c.records.max_key_bytes;
   auto& h = o.hub;
   const auto& l = c.hub;
   h.keep_alive_interval_ms = l.keep_alive_interval_ms;
   h.max_hub_connections = l.max_hub_connections;
   h.max_hub_connections_per_caller = l.max_hub_connections_per_caller;
+  h.max_hub_connections_per_address = l.max_hub_connections_per_address;
   h.max_subscriptions_per_connection = l.max_subscriptions_per_connection;
   h.max_subscriptions = l.max_subscriptions;
   h.max_subscriptions_per_caller = l.max_subscriptions_per_caller;
@@ -154,6 +158,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.version = weir_version;
   ho.max_connections = p->cfg.max_connections;
   ho.max_connections_per_client = p->cfg.max_connections_per_client;
+  ho.send_stall = std::chrono::milliseconds{p->cfg.send_stall_timeout_ms};
   ho.allowed_origins = p->cfg.hub.allowed_origins;
   ho.allow_null_origin = p->cfg.hub.allow_null_origin;
   ho.windowed_keep_alive_ms = p->cfg.windowed.keep_alive_ms;

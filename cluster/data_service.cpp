@@ -6,7 +6,6 @@
 #include <memory>
 
 #include <grpcpp/grpcpp.h>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "actors/runtime.hpp"
@@ -14,18 +13,14 @@
 #include "cluster/grpc_errors.hpp"
 #include "cluster/grpc_server.hpp"
 #include "cluster/peer_service.hpp"
+#include "core/document_check.hpp"
 #include "weir/v1/data.grpc.pb.h"
 
 namespace weir::cluster {
 namespace {
 
 core::result<boost::json::value> parse_json(const std::string& text) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  if (ec) {
-    return core::make_error("request.bad_json", "the document is not valid JSON: " + ec.message());
-  }
-  return v;
+  return core::parse_json(text);  // as deep as the HTTP write API; runtime::submit checks the rest
 }
 
 class data_service final : public weir::v1::Data::CallbackService {

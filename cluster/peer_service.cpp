@@ -23,6 +23,7 @@
 #include "cluster/cluster_node.hpp"
 #include "cluster/grpc_errors.hpp"
 #include "cluster/watch_codec.hpp"
+#include "core/document_check.hpp"
 #include "core/query_definition.hpp"
 #include "store/durable_store.hpp"
 #include "weir/v1/peer.grpc.pb.h"
@@ -147,13 +148,13 @@ class peer_service final : public v1::Peer::CallbackService {
     cmd.dataset = req->dataset();
     cmd.id = req->id();
     if (!req->body_json().empty()) {
-      boost::system::error_code ec;
-      cmd.body = boost::json::parse(req->body_json(), ec);
-      if (ec) {
-        r->Finish(
-            to_status(core::make_error("request.bad_json", "the forwarded body is not JSON")));
+      // As deep as the member that forwarded it parsed it; runtime::submit checks it again.
+      auto body = core::parse_json(req->body_json());
+      if (!body) {
+        r->Finish(to_status(std::move(body).error()));
         return r;
       }
+      cmd.body = std::move(body.value());
     }
     auto finish = [r, reply](core::result<actors::write_outcome> res) {
       if (res) {

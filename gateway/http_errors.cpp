@@ -39,8 +39,11 @@ unsigned status_for(const core::error& e) {
   if (c == "method.not_allowed") {
     return 405;
   }
-  if (c == "request.too_large") {
+  if (c == "request.too_large" || c == "record.too_large") {
     return 413;
+  }
+  if (c == "request.headers_too_large") {
+    return 431;
   }
   if (c == "request.upgrade_required") {
     return 426;

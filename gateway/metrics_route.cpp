@@ -178,6 +178,10 @@ std::string prometheus_metrics(server_context& ctx) {
   w.head("weir_change_capture_transactions_total", "counter",
          "Other programs' transactions this member handed on while reading.");
   w.sample("weir_change_capture_transactions_total", {}, cap.transactions);
+  w.head("weir_records_skipped_total", "counter",
+         "Rows read from the store (unit loads, change capture) that are not records or are "
+         "outside the record limits, skipped rather than served.");
+  w.sample("weir_records_skipped_total", {}, s.skipped_records);
   auto* link = ctx.rt.cluster();
   w.gauge("weir_ready", "1 when /readyz answers 200.",
           !ctx.draining && (!link || link->ready()) ? 1 : 0);

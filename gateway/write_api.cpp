@@ -4,8 +4,7 @@
 //   POST        /v1/spaces/{space}/objects/{objectId}/datasets/{dataset}/records
 #include "gateway/write_api.hpp"
 
-#include <boost/json/parse.hpp>
-
+#include "core/document_check.hpp"
 #include "core/url.hpp"
 
 namespace weir::gateway {
@@ -74,14 +73,7 @@ core::result<write_route> match_write_route(std::string_view method, std::string
 }
 
 core::result<boost::json::value> parse_body(std::string_view body) {
-  boost::system::error_code ec;
-  boost::json::parse_options po;
-  po.max_depth = 64;
-  auto v = boost::json::parse(body, ec, {}, po);
-  if (ec) {
-    return core::make_error("request.bad_json", "the body is not valid JSON: " + ec.message());
-  }
-  return v;
+  return core::parse_json(body);
 }
 
 }  // namespace weir::gateway

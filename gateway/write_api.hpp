@@ -21,7 +21,8 @@ struct write_route {
 /// bad percent-escape. Returns nullopt-like error for paths outside /v1/spaces.
 core::result<write_route> match_write_route(std::string_view method, std::string_view path);
 
-/// Parses a request body as JSON (request.bad_json on failure, with the parser's position).
+/// Parses a request body as JSON, as deep as a record may nest (core::parse_json: request.bad_json,
+/// request.invalid_utf8, record.too_deep). The write's other checks follow in runtime::submit.
 core::result<boost::json::value> parse_body(std::string_view body);
 
 }  // namespace weir::gateway

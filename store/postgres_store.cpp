@@ -18,6 +18,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/document_check.hpp"
 #include "core/record_rules.hpp"
 #include "core/rendezvous.hpp"
 #include "core/update_ops.hpp"
@@ -185,10 +186,10 @@ core::result<void> migrate(PGconn* c) {
 /// order of the other members is jsonb's.
 std::string compact(const char* text, std::size_t n) {
   boost::system::error_code ec;
-  boost::json::parse_options opts;
-  opts.max_depth = 64;  // as deep as a write may nest
-  auto v = boost::json::parse(std::string_view{text, n}, ec, {}, opts);
-  if (ec) {
+  auto v = boost::json::parse(std::string_view{text, n}, ec, {}, core::document_parse_options());
+  if (ec || !core::check_document(v, core::unbounded_sizes)) {
+    // Left as it is for the reader's checks to refuse with the reason (re-encoded, a number
+    // past the largest double would become a token no JSON parser reads).
     return std::string{text, n};
   }
   if (auto* o = v.if_object()) {
@@ -325,7 +326,7 @@ struct postgres_store::impl {
   /// (its first commit went through before the connection broke).
   static bool stamped_with(const std::string& json, const std::string& version_id) {
     boost::system::error_code ec;
-    auto v = boost::json::parse(json, ec);
+    auto v = boost::json::parse(json, ec, {}, core::document_parse_options());
     const auto* o = ec ? nullptr : v.if_object();
     const auto* ver = o ? o->if_contains("_ver") : nullptr;
     const auto* id = ver && ver->is_object() ? ver->as_object().if_contains("id") : nullptr;
@@ -338,8 +339,8 @@ struct postgres_store::impl {
   static std::string apply_again(const std::string& json, const std::string& update,
                                  const std::string& id, const std::string& version_id) {
     boost::system::error_code ed, eu;
-    auto doc = boost::json::parse(json, ed);
-    auto body = boost::json::parse(update, eu);
+    auto doc = boost::json::parse(json, ed, {}, core::document_parse_options());
+    auto body = boost::json::parse(update, eu, {}, core::document_parse_options());
     if (ed || eu || !doc.is_object()) {
       return json;
     }

@@ -646,12 +646,12 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   auto s = open_section(
       file, root, "query",
       {"keepAliveIntervalMs", "maxObservableHubConnections", "maxObservableHubConnectionsPerCaller",
-       "maxObservableHubSubscriptionsPerConnection", "maxObservableSubscriptions",
-       "maxObservableSubscriptionsPerCaller", "maxObservableInboundFrames",
-       "maxObservableOutboundFrames", "maxObservableInboundFrameBytes",
-       "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes", "maxObservableTombstones",
-       "tombstoneRetentionMs", "observableShutdownTimeoutMs", "healthIntervalMs", "allowedOrigins",
-       "allowNullOrigin"});
+       "maxObservableHubConnectionsPerAddress", "maxObservableHubSubscriptionsPerConnection",
+       "maxObservableSubscriptions", "maxObservableSubscriptionsPerCaller",
+       "maxObservableInboundFrames", "maxObservableOutboundFrames",
+       "maxObservableInboundFrameBytes", "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes",
+       "maxObservableTombstones", "tombstoneRetentionMs", "observableShutdownTimeoutMs",
+       "healthIntervalMs", "allowedOrigins", "allowNullOrigin"});
   if (!s) {
     return std::move(s).error();
   }
@@ -664,6 +664,13 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   hub.max_hub_connections_per_caller = hub.max_hub_connections;
   WEIR_TRY(assign(*s, "maxObservableHubConnectionsPerCaller", 1, 100000,
                   hub.max_hub_connections_per_caller));
+  // Not in Arc: one client address gets an eighth of the node's slots unless set (but not fewer
+  // than 64, or all of a smaller node's), so that one host cannot hold them all; raise it for a
+  // proxy that does not forward client addresses.
+  hub.max_hub_connections_per_address = std::max<std::size_t>(
+      std::min<std::size_t>(hub.max_hub_connections, 64), hub.max_hub_connections / 8);
+  WEIR_TRY(assign(*s, "maxObservableHubConnectionsPerAddress", 1, 100000,
+                  hub.max_hub_connections_per_address));
   WEIR_TRY(assign(*s, "maxObservableHubSubscriptionsPerConnection", 1, 10000,
                   hub.max_subscriptions_per_connection));
   WEIR_TRY(assign(*s, "maxObservableSubscriptions", 1, 100000, hub.max_subscriptions));
@@ -738,7 +745,8 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   const json::object& root = doc.get_object();
   const std::initializer_list<std::string_view> sections = {
-      "node", "http", "store", "query", "windowed", "cluster", "auth", "spaces", "queries", "log"};
+      "node",    "http", "store",  "query",   "windowed", "records",
+      "cluster", "auth", "spaces", "queries", "log"};
   for (const auto& kv : root) {
     bool known = false;
     for (auto k : sections) {
@@ -750,9 +758,10 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_node(file, root, cfg));
   {
-    auto s = open_section(file, root, "http",
-                          {"maxBodyBytes", "trustedProxies", "maxConnections",
-                           "maxConnectionsPerClient", "maxDataCallsInFlight"});
+    auto s =
+        open_section(file, root, "http",
+                     {"maxBodyBytes", "trustedProxies", "maxConnections", "maxConnectionsPerClient",
+                      "maxDataCallsInFlight", "sendStallTimeoutMs"});
     if (!s) {
       return std::move(s).error();
     }
@@ -761,6 +770,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     cfg.max_connections_per_client = std::min(cfg.max_connections_per_client, cfg.max_connections);
     WEIR_TRY(assign(*s, "maxConnectionsPerClient", 1, 1000000, cfg.max_connections_per_client));
     WEIR_TRY(assign(*s, "maxDataCallsInFlight", 1, 1000000, cfg.max_data_calls_in_flight));
+    WEIR_TRY(assign(*s, "sendStallTimeoutMs", 1000, 600000, cfg.send_stall_timeout_ms));
     if (const auto* v = s->get("trustedProxies")) {
       auto bad = [&] {
         return config_error(file, s->path("trustedProxies"),
@@ -832,6 +842,15 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "keepAliveMs", 0, 3600000, cfg.windowed.keep_alive_ms));
     WEIR_TRY(assign(*s, "maxQueueBytes", 64 * 1024, std::int64_t{1024} << 20,
                     cfg.windowed.max_queue_bytes));
+  }
+  {
+    auto s = open_section(file, root, "records", {"maxBytes", "maxMembers", "maxKeyBytes"});
+    if (!s) {
+      return std::move(s).error();
+    }
+    WEIR_TRY(assign(*s, "maxBytes", 1024, std::int64_t{64} << 20, cfg.records.max_bytes));
+    WEIR_TRY(assign(*s, "maxMembers", 16, 10000000, cfg.records.max_members));
+    WEIR_TRY(assign(*s, "maxKeyBytes", 16, 65536, cfg.records.max_key_bytes));
   }
   WEIR_TRY(read_cluster(file, root, cfg.cluster));
   WEIR_TRY(read_queries(file, root, cfg));

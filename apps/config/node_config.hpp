@@ -26,6 +26,7 @@ struct hub_limits {
   std::int64_t keep_alive_interval_ms = 30000;  ///< keepAliveIntervalMs, ≤3600000; ≤0 disables (0)
   std::size_t max_hub_connections = 512;        ///< maxObservableHubConnections, 1..100000
   std::size_t max_hub_connections_per_caller = 512;    ///< …PerCaller, 1..100000
+  std::size_t max_hub_connections_per_address = 64;    ///< …PerAddress, 1..100000
   std::size_t max_subscriptions_per_connection = 256;  ///< …HubSubscriptionsPerConnection, 1..10000
   std::size_t max_subscriptions = 4096;                ///< maxObservableSubscriptions, 1..100000
   std::size_t max_subscriptions_per_caller = 4096;     ///< …PerCaller, 1..100000
@@ -54,6 +55,17 @@ struct windowed_settings {
   /// maxQueueBytes, 64 KiB..1 GiB: bytes of events a stream may hold unwritten (besides its
   /// mailboxCapacity in events) before it closes with `overflow`.
   std::size_t max_queue_bytes = 16 << 20;
+};
+
+/// What every record must hold to (YAML section `records`; core::document_limits). The nesting
+/// depth is fixed (core::max_document_depth, 64) and not configurable.
+struct record_settings {
+  /// maxBytes, 1 KiB..64 MiB: serialized size of one record after a write.
+  std::size_t max_bytes = 1 << 20;
+  /// maxMembers, 16..10000000: members of one object, elements of one array.
+  std::size_t max_members = 100000;
+  /// maxKeyBytes, 16..65536: bytes of one member name.
+  std::size_t max_key_bytes = 1024;
 };
 
 /// One member of a cluster, as configured (YAML `cluster.members[]`, or `--member`).
@@ -142,6 +154,9 @@ struct node_config {
   std::size_t max_connections = 10000;
   /// http.maxConnectionsPerClient, 1..1000000: of them from one client address.
   std::size_t max_connections_per_client = 1000;
+  /// http.sendStallTimeoutMs (1000..600000): a streaming connection whose kernel has taken no
+  /// byte of pending output for this long is dropped, and its slots released.
+  std::int64_t send_stall_timeout_ms = 10000;
   /// http.maxDataCallsInFlight, 1..1000000: gRPC Data calls this node is running at once, over
   /// all connections; beyond it a call is refused with UNAVAILABLE (server.overloaded).
   std::size_t max_data_calls_in_flight = 4096;
@@ -164,6 +179,7 @@ struct node_config {
   std::int64_t unit_idle_ms = 60000;
   hub_limits hub;
   windowed_settings windowed;
+  record_settings records;
   cluster_settings cluster;
   auth_settings auth;
   std::vector<core::query_definition> queries;

@@ -179,6 +179,39 @@ TEST(NodeConfigTest, PerCallerLimitsDefaultToTheConfiguredGlobalOnes) {
   EXPECT_EQ(r->hub.max_subscriptions_per_caller, 9u);
 }
 
+TEST(NodeConfigTest, RecordLimitsStallBoundAndPerAddressHubShare) {
+  auto d = load_config_text("", "r.yaml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->records.max_bytes, 1u << 20);
+  EXPECT_EQ(d->records.max_members, 100000u);
+  EXPECT_EQ(d->records.max_key_bytes, 1024u);
+  EXPECT_EQ(d->send_stall_timeout_ms, 10000);
+  EXPECT_EQ(d->hub.max_hub_connections_per_address, 64u);  // an eighth of 512
+  auto r = load_config_text(
+      "records: { maxBytes: 4096, maxMembers: 50, maxKeyBytes: 64 }\n"
+      "http: { sendStallTimeoutMs: 2500 }\n"
+      "query: { maxObservableHubConnections: 8000 }\n",
+      "r.yaml");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->records.max_bytes, 4096u);
+  EXPECT_EQ(r->records.max_members, 50u);
+  EXPECT_EQ(r->records.max_key_bytes, 64u);
+  EXPECT_EQ(r->send_stall_timeout_ms, 2500);
+  EXPECT_EQ(r->hub.max_hub_connections_per_address, 1000u);
+  auto small = load_config_text("query: { maxObservableHubConnections: 10 }", "r.yaml");
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(small->hub.max_hub_connections_per_address, 10u);  // all of a small node's
+  auto set = load_config_text("query: { maxObservableHubConnectionsPerAddress: 3 }", "r.yaml");
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(set->hub.max_hub_connections_per_address, 3u);
+  auto e = load_error("records: { maxBytes: 10 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("records.maxBytes"));
+  e = load_error("records: { maxDepth: 10 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("records.maxDepth"));
+  e = load_error("http: { sendStallTimeoutMs: 10 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("http.sendStallTimeoutMs"));
+}
+
 TEST(NodeConfigTest, UnknownKeysAreErrors) {
   auto e = load_error("nodes: {}\n");
   EXPECT_EQ(e.details.at("field"), json::value("nodes"));

@@ -1,0 +1,118 @@
+// The checks a write passes on the node that receives it (see write_check.hpp).
+#include "actors/write_check.hpp"
+
+#include "core/document_check.hpp"
+#include "core/json_patch.hpp"
+#include "core/record_rules.hpp"
+#include "core/update_ops.hpp"
+
+namespace weir::actors {
+namespace {
+
+core::result<void> check_record(const boost::json::value& body,
+                                std::optional<std::string_view> path_id,
+                                const core::document_limits& limits) {
+  const auto* obj = body.if_object();
+  if (obj == nullptr) {
+    return core::make_error("request.not_object", "record must be a JSON object");
+  }
+  if (auto ok = core::check_record_id(*obj, path_id); !ok) {
+    return ok;
+  }
+  return core::check_document(body, limits);
+}
+
+core::result<void> check_batch(const boost::json::value& body,
+                               const core::document_limits& limits) {
+  if (auto ok = core::check_batch_fields(body); !ok) {
+    return ok;
+  }
+  const auto* b = body.if_object();
+  if (const auto* up = b->if_contains("upsert")) {
+    if (!up->is_array()) {
+      return core::make_error("request.invalid_field", "\"upsert\" must be an array of records",
+                              {{"field", "upsert"}});
+    }
+    std::size_t i = 0;
+    for (const auto& item : up->get_array()) {
+      if (auto ok = check_record(item, std::nullopt, limits); !ok) {
+        auto e = std::move(ok).error();
+        e.details["index"] = i;
+        return e;
+      }
+      ++i;
+    }
+  }
+  if (const auto* del = b->if_contains("delete")) {
+    if (!del->is_array()) {
+      return core::make_error("request.invalid_field", "\"delete\" must be an array of ids",
+                              {{"field", "delete"}});
+    }
+    for (const auto& v : del->get_array()) {
+      if (!v.is_string()) {
+        return core::make_error("request.invalid_field", "\"delete\" must hold only string ids",
+                                {{"field", "delete"}});
+      }
+      if (auto ok = core::validate_id(v.get_string(), "delete"); !ok) {
+        return ok;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+core::result<void> check_write(const write_command& cmd, const core::document_limits& limits) {
+  if (cmd.kind == write_kind::refresh_records) {
+    return {};  // internal (change capture): its rows are checked when they are read
+  }
+  if (auto ok = core::validate_id(cmd.space, "space"); !ok) {
+    return ok;
+  }
+  if (cmd.kind == write_kind::delete_object_document) {
+    return core::validate_id(cmd.id, "objectId");
+  }
+  if (auto ok = core::validate_id(cmd.object, "objectId"); !ok) {
+    return ok;
+  }
+  const bool record_op =
+      cmd.kind == write_kind::put_record || cmd.kind == write_kind::patch_record ||
+      cmd.kind == write_kind::delete_record || cmd.kind == write_kind::json_patch_record;
+  if (record_op || cmd.kind == write_kind::batch) {
+    if (auto ok = core::validate_id(cmd.dataset, "dataset"); !ok) {
+      return ok;
+    }
+  }
+  if (record_op) {
+    if (auto ok = core::validate_id(cmd.id, "id"); !ok) {
+      return ok;
+    }
+  }
+  switch (cmd.kind) {
+    case write_kind::put_object:
+      return check_record(cmd.body, cmd.object, limits);
+    case write_kind::put_record:
+      return check_record(cmd.body, cmd.id, limits);
+    case write_kind::patch_record: {
+      auto spec = core::parse_update(cmd.body, limits);
+      if (!spec) {
+        return std::move(spec).error();
+      }
+      return {};
+    }
+    case write_kind::json_patch_record:
+    case write_kind::json_patch_object:
+      return core::check_patch(cmd.body, core::patch_mode::strict, limits);
+    case write_kind::batch:
+      return check_batch(cmd.body, limits);
+    case write_kind::delete_object:
+    case write_kind::delete_record:
+    case write_kind::delete_object_document:
+    case write_kind::refresh_records:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace weir::actors
