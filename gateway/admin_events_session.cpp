@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "gateway/admin_stats.hpp"
+#include "gateway/watched_write.hpp"
 
 namespace weir::gateway {
 namespace {
@@ -85,6 +86,9 @@ void admin_events_session::run() {
   first_ = std::string{retry_field} + stats_event(ctx_);
   serializer_.emplace(res_);
   writing_ = true;
+  // Unacknowledged data fails the connection after the stall bound; a client that acknowledges
+  // but does not read is dropped after max_skipped_ticks.
+  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
   http::async_write_header(stream_, *serializer_,
                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                              self->writing_ = false;

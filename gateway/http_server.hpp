@@ -2,6 +2,7 @@
 // WebSocket hub, and probes. Runs its own Asio threads. No Beast headers here.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ struct http_options {
   std::size_t max_connections = 10000;
   /// …of them from one client address (trusted proxies excepted).
   std::size_t max_connections_per_client = 1000;
+  /// A streaming connection (hubs, direct streams, windowed and state streams, admin events)
+  /// whose pending output the kernel has not taken a byte of for this long is dropped and its
+  /// slots released (`http.sendStallTimeoutMs`); also its TCP_USER_TIMEOUT.
+  std::chrono::milliseconds send_stall{10000};
   /// Browser origins trusted besides the request's own (arc-hub §8; `query.allowedOrigins`).
   std::vector<std::string> allowed_origins;
   bool allow_null_origin = false;  ///< `Origin: null` (sandboxed pages, file://) trusted

@@ -18,6 +18,7 @@
 #include "core/space_rules.hpp"
 #include "core/sse_control.hpp"
 #include "core/url.hpp"
+#include "core/utf8.hpp"
 #include "gateway/admin_ui_routes.hpp"
 #include "gateway/cluster_routes.hpp"
 #include "gateway/http_errors.hpp"
@@ -33,6 +34,8 @@
 namespace weir::gateway {
 
 namespace {
+/// The request line and headers together (answered 431 past it).
+constexpr std::size_t max_header_bytes = 16 * 1024;
 constexpr std::string_view ws_hub_path = "/.cratis/queries/ws";
 constexpr std::string_view sse_hub_path = "/.cratis/queries/sse";
 constexpr std::string_view sse_control_prefix = "/.cratis/queries/sse/";
@@ -83,7 +86,7 @@ void http_session::do_read() {
   challenge_.clear();
   parser_.emplace();
   parser_->body_limit(ctx_.opts.max_body_bytes);
-  parser_->header_limit(16 * 1024);
+  parser_->header_limit(max_header_bytes);
   stream_.expires_after(std::chrono::seconds(60));
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
@@ -92,6 +95,20 @@ void http_session::do_read() {
 void http_session::on_read(beast::error_code ec, std::size_t) {
   if (ec == http::error::end_of_stream) {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    return;
+  }
+  if (ec == http::error::header_limit) {
+    // RFC 6585 §5. The head is incomplete, so nothing of it is trusted: a fresh correlation id,
+    // HTTP/1.1, and the connection closed after the answer.
+    version_ = 11;
+    correlation_ = core::correlation_id_for(std::nullopt, actors::fast_uuid());
+    respond(431,
+            error_body(core::make_error("request.headers_too_large",
+                                        "the request line and headers are larger than " +
+                                            std::to_string(max_header_bytes) +
+                                            " bytes: send fewer or shorter headers",
+                                        {{"limit", max_header_bytes}})),
+            true);
     return;
   }
   if (ec == http::error::body_limit) {
@@ -172,6 +189,17 @@ void http_session::handle(http::request<http::string_body>&& req) {
   correlation_ = core::correlation_id_for(inbound, actors::fast_uuid());
   challenge_.clear();
   id_ = identify(ctx_, req, remote_);
+  if (auto decoded = core::percent_decode(req.target());
+      !core::valid_utf8(req.target()) || (decoded && !core::valid_utf8(*decoded))) {
+    // Ids, names and arguments come from the target and go back out in JSON and WebSocket text
+    // frames, which must be UTF-8: refused here once rather than at each use.
+    keep_alive_ = false;
+    respond(400, error_body(core::make_error(
+                     "request.invalid_utf8",
+                     "the request target holds bytes that are not UTF-8 text (raw or "
+                     "percent-encoded): encode names and ids as UTF-8")));
+    return;
+  }
   auto [path, query] = core::split_target(req.target());
   if (path == sse_hub_path || path.starts_with(sse_control_prefix)) {
     handle_sse(req, path);
@@ -279,6 +307,11 @@ void http_session::handle(http::request<http::string_body>&& req) {
   }
   if (const auto* def = ctx_.rt.catalog().by_route(path); def && read) {
     auto accept = header(req, http::field::accept).value_or(std::string_view{});
+    if (!origin_ok(req)) {
+      // A cross-site page would read the query's data with the user's cookie.
+      respond(403, error_body(origin_forbidden()));
+      return;
+    }
     if (id_.refused) {
       challenge_ = auth_status(*id_.refused) == 401 ? bearer_challenge(*id_.refused) : "";
       respond(auth_status(*id_.refused), unauthorized_result(correlation_));
@@ -304,6 +337,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   if (path == "/v1/auth") {
+    if (!origin_ok(req)) {
+      respond(403, error_body(origin_forbidden()));  // who the cookie's owner is
+      return;
+    }
     if (req.method() == http::verb::get || head_) {
       respond_whoami();
     } else {
@@ -408,6 +445,10 @@ void http_session::handle_health(const http::request<http::string_body>& req) {
             error_body(core::make_error(
                 "method.not_allowed", "the health feed accepts GET, HEAD and WebSocket upgrades")),
             false, "GET, HEAD");
+    return;
+  }
+  if (!origin_ok(req)) {
+    respond(403, error_body(origin_forbidden()));  // the caller's connections, as the hubs
     return;
   }
   if (id_.refused || (ctx_.opts.auth && !id_.who->authenticated())) {
@@ -929,9 +970,24 @@ void http_session::on_write(bool close, beast::error_code ec, std::size_t) {
   }
   if (close) {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain_before_close();
     return;
   }
   do_read();
+}
+
+void http_session::drain_before_close() {
+  buffer_.consume(buffer_.size());
+  stream_.async_read_some(buffer_.prepare(16 * 1024),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->drained_ += n;
+                            if (ec || self->drained_ > 1024 * 1024) {
+                              return;  // EOF, the 2 s deadline, or enough: the socket closes
+                            }
+                            self->buffer_.commit(n);
+                            self->drain_before_close();
+                          });
 }
 
 }  // namespace weir::gateway

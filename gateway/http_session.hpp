@@ -67,10 +67,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
                             std::optional<core::error> error);
   class windowed_snapshot_sink;
   void on_write(bool close, beast::error_code ec, std::size_t n);
+  /// After the last answer of a closing connection: reads and drops what the client still
+  /// sends (the rest of an oversized head or body), for at most 2 s and 1 MiB. Closing with
+  /// unread bytes would make the kernel send a reset, which can destroy the answer in flight.
+  void drain_before_close();
 
   beast::tcp_stream stream_;
   server_context& ctx_;
   beast::flat_buffer buffer_;
+  std::size_t drained_ = 0;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   bool keep_alive_ = true;

@@ -150,6 +150,8 @@ void sse_hub_session::lagged() {
 
 void sse_hub_session::write_stream_header() {
   stream_.expires_never();
+  // Data the peer does not acknowledge fails the connection after the stall bound.
+  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
   res_.version(version_);
   res_.result(http::status::ok);
   res_.set(http::field::server, "weir");
@@ -376,8 +378,7 @@ bool sse_hub_session::write_batch() {
     // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
     // new socket's buffer): the rest goes out as it drains; the size line leaves the stack.
     unsent_.keep(pieces, size_line, static_cast<std::size_t>(n));
-    asio::async_write(stream_, unsent_.pieces,
-                      beast::bind_front_handler(&sse_hub_session::on_write, shared_from_this()));
+    watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
     return false;
   }
   return wrote(ec);
@@ -466,14 +467,23 @@ void sse_hub_session::close_at(std::optional<bound_close> bound, std::uint16_t c
 void sse_hub_session::finish() {
   // The last chunk ends the response; then the connection goes.
   writing_ = true;
-  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
-  asio::async_write(stream_, *last,
-                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      self->closed_ = true;
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-                      self->stream_.socket().close(ec);
-                    });
+  static constexpr std::string_view last_chunk = "0\r\n\r\n";
+  last_pieces_.assign(1, asio::buffer(last_chunk.data(), last_chunk.size()));
+  watch(last_pieces_, [this](beast::error_code ec) {
+    writing_ = false;
+    closed_ = true;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  });
+}
+
+void sse_hub_session::watch(std::vector<asio::const_buffer>& pieces,
+                            std::function<void(beast::error_code)> done) {
+  if (!watched_) {
+    watched_ = std::make_unique<watched_write>(stream_.get_executor());
+  }
+  watched_->start(stream_.socket(), pieces, ctx_.opts.send_stall, shared_from_this(),
+                  std::move(done));
 }
 
 void sse_hub_session::arm_expiry(std::int64_t expires_at) {

@@ -21,6 +21,7 @@
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/watched_write.hpp"
 #include "gateway/write_now.hpp"
 
 namespace weir::gateway {
@@ -79,6 +80,8 @@ class sse_hub_session : public actors::frame_sink,
   void enqueue(actors::outbound_frame f);
   void do_write();
   void on_write(beast::error_code ec, std::size_t n);
+  /// Writes `pieces` as the socket drains (watched_write); `done` on the session's thread.
+  void watch(std::vector<asio::const_buffer>& pieces, std::function<void(beast::error_code)> done);
   /// Starts one batch: true when it went out at once and more may wait.
   bool write_batch();
   /// A batch went out (or failed): true when the writing goes on.
@@ -124,6 +127,10 @@ class sse_hub_session : public actors::frame_sink,
   asio::steady_timer expiry_;
   // The batch being written: its frames stay at the queue's front until the write completes.
   unsent_batch unsent_;  // the rest of a batch the socket did not take at once
+  /// Writes what the socket did not take at once, dropping a peer that takes nothing for
+  /// http.sendStallTimeoutMs. Made on the first such write: most streams never need it.
+  std::unique_ptr<watched_write> watched_;
+  std::vector<asio::const_buffer> last_pieces_;  // the last chunk, for watched_
   keep_alive_timer keep_alive_;
 };
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "gateway/http_errors.hpp"
+#include "gateway/watched_write.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -152,6 +153,7 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   }
   serializer_.emplace(res_);
   writing_ = true;
+  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
   http::async_write_header(stream_, *serializer_,
                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                              self->on_write(ec, false);
@@ -331,10 +333,18 @@ void windowed_stream_session::do_write() {
     buffers_.push_back(asio::buffer(crlf.data(), crlf.size()));
   }
   writing_ = true;
-  asio::async_write(stream_, buffers_,
-                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
-                      self->on_write(ec, last);
-                    });
+  beast::error_code ec;
+  if (write_now(stream_.socket(), buffers_, ec) || ec) {
+    on_write(ec, last);
+    return;
+  }
+  // The client reads slowly or not at all: the rest as the socket drains, and the stream is
+  // dropped when the kernel takes nothing of it for http.sendStallTimeoutMs.
+  if (!watched_) {
+    watched_ = std::make_unique<watched_write>(stream_.get_executor());
+  }
+  watched_->start(stream_.socket(), buffers_, ctx_.opts.send_stall, shared_from_this(),
+                  [this, last](beast::error_code ec) { on_write(ec, last); });
 }
 
 void windowed_stream_session::on_write(beast::error_code ec, bool last) {

@@ -8,7 +8,9 @@
 // Deadlines: a subscription that has not opened within open_timeout is refused with 503
 // `server.unavailable`; once `closed` is decided, the stream has close_deadline to get it to
 // the client before the socket is closed (a client that stopped reading cannot hold a draining
-// node). HTTP/1.1 streams are chunked; HTTP/1.0 ones end with the connection.
+// node), and a client whose kernel takes no byte of a write for http.sendStallTimeoutMs is
+// dropped (watched_write), releasing its subscription. HTTP/1.1 streams are chunked; HTTP/1.0
+// ones end with the connection.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,10 @@
 #include "gateway/beast.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/server_context.hpp"
+
+namespace weir::gateway {
+class watched_write;
+}
 
 namespace weir::gateway {
 
@@ -95,6 +101,9 @@ class windowed_stream_session : public actors::windowed_sink,
   // The write in flight: its buffers and the events they reference.
   std::vector<std::shared_ptr<const std::string>> in_flight_;
   std::vector<asio::const_buffer> buffers_;
+  /// What the socket did not take at once (made on the first such write); drops a client that
+  /// takes nothing for http.sendStallTimeoutMs.
+  std::unique_ptr<watched_write> watched_;
   std::string chunk_line_;
   std::string scratch_;
   http::response<http::empty_body> res_;

@@ -96,15 +96,16 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   sock_.non_blocking(true, ignored);
   sock_.set_option(tcp::no_delay(true), ignored);
   // Dead peers (no FIN, no RST) are found by the kernel: keep-alive probes after 60 s of
-  // silence, and unacknowledged data gives up after 300 s (what Beast's idle timeout did).
+  // silence; unacknowledged data, and output the peer does not read, give up after
+  // http.sendStallTimeoutMs (watched_write).
   sock_.set_option(asio::socket_base::keep_alive(true), ignored);
   int idle = 60, interval = 10, count = 6;
-  unsigned user_timeout_ms = 300000;
   auto fd = sock_.native_handle();
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+  // Data the peer does not acknowledge fails the connection after the stall bound.
+  bound_unacked_data(sock_, ctx_.opts.send_stall);
   accepted_ = true;
   // Reading starts at once, whatever follows: a close sent now still needs the peer's answer.
   do_read();
@@ -521,8 +522,7 @@ bool ws_hub_session::write_batch() {
     // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
     // new socket's buffer): the rest goes out as it drains; the headers leave the scratch.
     unsent_.keep(pieces, headers.data(), static_cast<std::size_t>(header - headers.data()));
-    asio::async_write(sock_, unsent_.pieces,
-                      beast::bind_front_handler(&ws_hub_session::on_write, shared_from_this()));
+    watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
     return false;
   }
   return wrote(ec);
@@ -575,32 +575,40 @@ void ws_hub_session::write_close() {
   writing_ = true;
   close_frame_ = core::ws::encode_server_frame(core::ws::opcode::close,
                                                core::ws::close_payload(close_code_, close_text_));
-  asio::async_write(sock_, asio::buffer(close_frame_),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      if (self->closed_) {
-                        return;  // the peer went away meanwhile: nothing to wait for
-                      }
-                      if (ec) {
-                        self->lost();
-                        return;
-                      }
-                      if (self->peer_closed_ || self->discard_input_) {
-                        // The peer already closed, or its stream cannot be read any more: the
-                        // server ends the TCP connection first (RFC 6455 §7.1.1).
-                        self->lost();
-                        return;
-                      }
-                      // Wait a bounded time for the peer's close (reading goes on), then
-                      // drop the connection either way.
-                      self->close_timer_ = std::make_unique<asio::steady_timer>(self->exec_);
-                      self->close_timer_->expires_after(std::chrono::seconds(5));
-                      self->close_timer_->async_wait([self](beast::error_code ec) {
-                        if (!ec && !self->closed_) {
-                          self->lost();
-                        }
-                      });
-                    });
+  close_pieces_.assign(1, asio::buffer(close_frame_));
+  watch(close_pieces_, [self = this](beast::error_code ec) {
+    self->writing_ = false;
+    if (self->closed_) {
+      return;  // the peer went away meanwhile: nothing to wait for
+    }
+    if (ec) {
+      self->lost();
+      return;
+    }
+    if (self->peer_closed_ || self->discard_input_) {
+      // The peer already closed, or its stream cannot be read any more: the
+      // server ends the TCP connection first (RFC 6455 §7.1.1).
+      self->lost();
+      return;
+    }
+    // Wait a bounded time for the peer's close (reading goes on), then
+    // drop the connection either way.
+    self->close_timer_ = std::make_unique<asio::steady_timer>(self->exec_);
+    self->close_timer_->expires_after(std::chrono::seconds(5));
+    self->close_timer_->async_wait([self = self->shared_from_this()](beast::error_code ec) {
+      if (!ec && !self->closed_) {
+        self->lost();
+      }
+    });
+  });
+}
+
+void ws_hub_session::watch(std::vector<asio::const_buffer>& pieces,
+                           std::function<void(beast::error_code)> done) {
+  if (!watched_) {
+    watched_ = std::make_unique<watched_write>(exec_);
+  }
+  watched_->start(sock_, pieces, ctx_.opts.send_stall, shared_from_this(), std::move(done));
 }
 
 void ws_hub_session::arm_keep_alive() {

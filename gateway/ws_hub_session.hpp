@@ -20,6 +20,7 @@
 #include "gateway/outbound_queue.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
+#include "gateway/watched_write.hpp"
 #include "gateway/write_now.hpp"
 
 namespace weir::gateway {
@@ -73,6 +74,8 @@ class ws_hub_session : public actors::frame_sink,
   /// A batch went out (or failed): true when more waits to be written.
   bool wrote(beast::error_code ec);
   void write_close();
+  /// Writes `pieces` as the socket drains (watched_write); `done` on the session's thread.
+  void watch(std::vector<asio::const_buffer>& pieces, std::function<void(beast::error_code)> done);
   /// Decides the close (once: later calls do nothing). `bound`: the close is at that bound,
   /// counted in /metrics' weir_closes_total only here, where it is decided.
   void start_close(std::uint16_t code, std::string reason,
@@ -119,6 +122,10 @@ class ws_hub_session : public actors::frame_sink,
   std::string control_out_;        // the Pong to the latest Ping, for the next write (one)
   std::string control_in_flight_;  // the Pong in the write in flight
   unsent_batch unsent_;            // the rest of a batch the socket did not take at once
+  /// Writes what the socket did not take at once, dropping a peer that takes nothing for
+  /// http.sendStallTimeoutMs. Made on the first such write: most connections never need it.
+  std::unique_ptr<watched_write> watched_;
+  std::vector<asio::const_buffer> close_pieces_;  // the close frame, for watched_
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
