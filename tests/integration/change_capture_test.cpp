@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -176,6 +177,72 @@ TEST_F(ChangeCapture, RowsWrittenWithPlainSqlReachSubscribersAndWeirsOwnWritesCo
   EXPECT_EQ(by_record_id(fresh.json().at("records")), s.window());
   EXPECT_EQ(pg.sql("SELECT string_agg(id, ',' ORDER BY id) FROM weir_records WHERE object = 'o1'"),
             "a,c,d,e");
+}
+
+TEST_F(ChangeCapture, RowsWeirCannotServeAreSkippedByCaptureAndByLoads) {
+  // Issue 22: rows are inputs. PostgreSQL's jsonb takes 1e400, a 500-digit integer and any
+  // depth; Weir skips such rows (counted, logged) and serves the rest, through change capture
+  // and when a unit loads.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  ASSERT_TRUE(wait_reader(port).is_object());
+  std::string deep;
+  for (int i = 0; i < 70; ++i) {
+    deep += R"({"a": )";
+  }
+  deep += "1" + std::string(70, '}');
+  auto hostile_rows = [&](const std::string& obj) {
+    pg.sql("BEGIN; " + insert_sql(obj, "inf", R"({"n": 1e400})") + "; " +
+           insert_sql(obj, "long", R"({"n": )" + std::string(500, '9') + "}") + "; " +
+           insert_sql(obj, "deep", deep) + "; " +
+           insert_sql(obj, "renamed", R"({"id": "zzz", "n": 2})") + "; " +
+           insert_sql(obj, "ok", R"({"n": 1})") + "; COMMIT");
+  };
+  // Through change capture, into a unit a subscriber holds.
+  put_record(port, "t", "cc", "items", "first", R"({"n":0})");
+  ws_client hub{port};
+  hub.expect_connected();
+  hub.subscribe("q", "T.Items.All", {{"obj", "cc"}}, 1, "full");
+  hub.read_json();
+  hostile_rows("cc");
+  auto frame = hub.read_until(
+      [](const json::object& f) {
+        if (!f.contains("payload") || !f.at("payload").at("data").is_array()) {
+          return false;
+        }
+        for (const auto& r : f.at("payload").at("data").as_array()) {
+          if (r.at("id") == json::value("ok")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s);
+  ASSERT_FALSE(frame.empty()) << "the good row of the transaction did not arrive";
+  std::set<std::string> ids;
+  for (const auto& r : frame.at("payload").at("data").as_array()) {
+    ids.insert(std::string{r.at("id").as_string()});
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"first", "ok", "renamed"}));
+  // Through a unit load (nobody held the unit when the rows were written).
+  hostile_rows("cold");
+  auto r = http(port, "POST", "/v1/spaces/t/query",
+                R"({"objectId":"cold","dataset":"items","sort":["n"]})",
+                {{"Content-Type", "application/json"}});
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body.find("Infinity"), std::string::npos);
+  std::set<std::string> cold;
+  auto body = r.json();
+  for (const auto& rec : body.at("records").as_array()) {
+    cold.insert(std::string{rec.at("id").as_string()});
+  }
+  EXPECT_EQ(cold, (std::set<std::string>{"ok", "renamed"}));
+  auto metrics = http(port, "GET", "/metrics").body;
+  auto at = metrics.find("\nweir_records_skipped_total ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stoi(metrics.substr(at + 28)), 6);
+  EXPECT_EQ(http(port, "GET", "/readyz").status, 200u);
 }
 
 TEST_F(ChangeCapture, AnotherMemberTakesOverWhenTheReaderIsKilledAndNothingIsMissedOrDoubled) {

@@ -266,6 +266,37 @@ TEST_F(GrpcData, ErrorsCarryStatusCodesAndWeirErrorJson) {
   EXPECT_TRUE(full_data(port_, "T.Objects.One", {{"obj", "g2"}}).is_null());
 }
 
+TEST_F(GrpcData, HostileDocumentsAreRefusedWithTheirCodes) {
+  // Issue 22 through gRPC: what the HTTP write API refuses, Data refuses with the same codes.
+  weir::v1::WriteReply reply;
+  put("g3", "r", R"({"n":1})");
+  weir::v1::PatchRecordRequest pr;
+  pr.set_space("t");
+  pr.set_object_id("g3");
+  pr.set_dataset("items");
+  pr.set_id("r");
+  std::string path = "a";
+  for (int i = 0; i < 120000; ++i) {
+    path += ".a";
+  }
+  pr.set_update_json(R"({"$set":{")" + path + R"(":1}})");
+  auto s = call(&weir::v1::Data::Stub::PatchRecord, pr, reply);
+  expect_status(s, grpc::StatusCode::INVALID_ARGUMENT, "record.too_deep");
+  pr.set_update_json(R"({"$inc":{"n":1e400}})");
+  s = call(&weir::v1::Data::Stub::PatchRecord, pr, reply);
+  expect_status(s, grpc::StatusCode::INVALID_ARGUMENT, "record.invalid_number");
+  s = call(&weir::v1::Data::Stub::PutRecord, put_req("g3", "big", R"({"n":1e400})"), reply);
+  expect_status(s, grpc::StatusCode::INVALID_ARGUMENT, "record.invalid_number");
+  // (Text that is not UTF-8 cannot arrive here: protobuf refuses it in string fields.)
+  s = call(&weir::v1::Data::Stub::PutRecord, put_req("g3", "deep", std::string(100000, '[')),
+           reply);
+  expect_status(s, grpc::StatusCode::INVALID_ARGUMENT, "record.too_deep");
+  // The record is as it was, and the node serves.
+  auto rows = full_data(port_, "T.Items.All", {{"obj", "g3"}});
+  ASSERT_EQ(rows.as_array().size(), 1u);
+  EXPECT_EQ(rows.as_array()[0].at("n"), json::value(1));
+}
+
 TEST_F(GrpcData, GrpcWriteReachesAHubSubscriberAsADelta) {
   auto v1 = put("g3", "a", R"({"n":1})");
   ws_client ws{port_};
