@@ -495,6 +495,17 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
         done(core::record_too_large(after->json.size(), st.rt->opts.records, s.id));
         return;
       }
+      if (!captured && s.after->size() > st.rt->opts.records.max_members) {
+        // The stamp adds members (`_ver`, and `id` to a batch item's body): what is stored must
+        // be what a load accepts again (found by fuzzing write_body).
+        done(core::make_error(
+            "record.too_many_members",
+            "the record has " + std::to_string(s.after->size()) +
+                " members with its id and _ver; at most " +
+                std::to_string(st.rt->opts.records.max_members) + " are allowed (records.maxMembers)",
+            {{"path", ""}, {"max", st.rt->opts.records.max_members}}));
+        return;
+      }
       if (!st.rt->store.holds_nul_characters() && core::contains_nul_character(after->json)) {
         // Refused before anything is applied: nothing of this write is in the unit yet.
         done(core::make_error("record.unsupported_character",

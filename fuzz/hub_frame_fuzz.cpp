@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <string_view>
 
+#define WEIR_HOSTILE_JSON_MUTATOR
+#include "hostile_json.hpp"
+
 #include "core/hub_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -11,6 +11,10 @@
 
 #include <boost/json/parse.hpp>
 
+#define WEIR_HOSTILE_JSON_MUTATOR
+#include "hostile_json.hpp"
+
+#include "core/document_check.hpp"
 #include "core/filter.hpp"
 #include "core/json_diff.hpp"
 #include "core/json_patch.hpp"
@@ -21,16 +25,23 @@ namespace json = boost::json;
 using weir::core::patch_mode;
 
 void check_apply(const json::value& doc, const json::value& patch) {
+  // Small limits, so that the amplification bounds are reached (20 doubling copies).
+  weir::core::document_limits limits;
+  limits.max_bytes = 64 * 1024;
+  limits.max_members = 1024;
   for (auto mode : {patch_mode::strict, patch_mode::lenient}) {
     json::value work = doc;
-    auto r = weir::core::apply_patch(work, patch, mode);
+    auto r = weir::core::apply_patch(work, patch, mode, limits);
     if (!r && !weir::core::json_equal(work, doc)) {
       std::abort();  // a failed patch changed the document
     }
     if (r && mode == patch_mode::strict && !r->warnings.empty()) {
       std::abort();  // strict mode drops nothing
     }
-    auto p = weir::core::patched(doc, patch, mode);
+    if (r && weir::core::measure_document(work).depth > weir::core::max_document_depth) {
+      std::abort();  // a patch built a document deeper than any reader reads
+    }
+    auto p = weir::core::patched(doc, patch, mode, limits);
     if (static_cast<bool>(p) != static_cast<bool>(r) ||
         (p && !weir::core::json_equal(p->doc, work))) {
       std::abort();  // the two entry points disagree
@@ -63,7 +74,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto* doc = o.if_contains("doc"), *patch = o.if_contains("patch"); doc && patch) {
     check_apply(*doc, *patch);
   }
-  if (const auto* a = o.if_contains("a"), *b = o.if_contains("b"); a && b) {
+  // Diffs are taken between stored documents, which hold to the document limits.
+  if (const auto* a = o.if_contains("a"), *b = o.if_contains("b");
+      a && b && weir::core::check_document(*a, weir::core::unbounded_sizes) &&
+      weir::core::check_document(*b, weir::core::unbounded_sizes)) {
     auto diff = weir::core::json_diff(*a, *b);
     json::value work = *a;
     auto r = weir::core::apply_patch(work, diff);

@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <string_view>
 
+#define WEIR_HOSTILE_JSON_MUTATOR
+#include "hostile_json.hpp"
+
 #include "core/windowed_request.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

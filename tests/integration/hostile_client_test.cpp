@@ -420,6 +420,28 @@ TEST_F(slow_clients, AnAgUiStateStreamThatStopsReadingIsDropped) {
   std::cout << "[ measure ] AG-UI state: stall to release " << took->count() << " ms\n";
 }
 
+TEST(RecordLimits, WhatIsStoredIsWhatALoadAcceptsAgain) {
+  // records.maxMembers counts the stamped record: 16 members of the caller's plus the id and
+  // _ver the node adds would be refused by a PostgreSQL load, so the write is refused instead.
+  temp_dir dir;
+  auto node = start_node(dir.path(), "records: { maxMembers: 16, maxKeyBytes: 16 }\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  std::string body = "{";
+  for (int i = 0; i < 16; ++i) {
+    body += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  body += "}";
+  auto r = http(port, "PUT", record_path("m"), body, {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(code_of(r), "record.too_many_members");
+  auto key = http(port, "PUT", record_path("k"), R"({"a_very_long_member_name":1})",
+                  {{"Content-Type", "application/json"}});
+  EXPECT_EQ(key.status, 400u);
+  EXPECT_EQ(code_of(key), "record.key_too_long");
+  put_record(port, "t", "o1", "items", "fine", R"({"a":1})");
+}
+
 TEST(HubBudgets, OneAddressCannotTakeEveryHubSlot) {
   temp_dir dir;
   auto node = start_node(dir.path());  // defaults: 512 hub slots, 64 per address
