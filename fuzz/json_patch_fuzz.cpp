@@ -74,10 +74,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto* doc = o.if_contains("doc"), *patch = o.if_contains("patch"); doc && patch) {
     check_apply(*doc, *patch);
   }
-  // Diffs are taken between stored documents, which hold to the document limits.
+  // Diffs are taken between stored documents, which hold to the document limits (those
+  // apply_patch checks its values against below).
   if (const auto* a = o.if_contains("a"), *b = o.if_contains("b");
-      a && b && weir::core::check_document(*a, weir::core::unbounded_sizes) &&
-      weir::core::check_document(*b, weir::core::unbounded_sizes)) {
+      a && b && weir::core::check_document(*a, weir::core::document_limits{}) &&
+      weir::core::check_document(*b, weir::core::document_limits{})) {
     auto diff = weir::core::json_diff(*a, *b);
     json::value work = *a;
     auto r = weir::core::apply_patch(work, diff);

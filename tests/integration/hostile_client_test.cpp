@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -55,6 +56,18 @@ void expect_strict_json(const std::string& text) {
   json::parse(text, ec);
   EXPECT_FALSE(ec) << text.substr(0, 200);
   EXPECT_EQ(text.find("Infinity"), std::string::npos) << text.substr(0, 200);
+}
+
+/// This process's resident memory in MiB (the node under test runs in it).
+long rss_mib() {
+  std::ifstream f{"/proc/self/status"};
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stol(line.substr(6)) / 1024;
+    }
+  }
+  return -1;
 }
 
 struct hostile : single_node {
@@ -205,12 +218,16 @@ TEST_F(hostile, AJsonPatchThatDoublesAnArrayStopsAtTheSizeBound) {
     patch += std::string(i ? "," : "") + R"({"op":"copy","from":"/a","path":"/a/-"})";
   }
   patch += "]";
+  auto rss_before = rss_mib();
   auto started = std::chrono::steady_clock::now();
   auto r = http(port, "PATCH", record_path("amp"), patch,
                 {{"Content-Type", "application/json-patch+json"}});
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
   EXPECT_EQ(r.status, 413u);
   EXPECT_EQ(code_of(r), "record.too_large");
+  // Refused while it applied: 40 doublings would have needed terabytes; the node grew by at
+  // most a few times the 1 MiB record bound (the work bound is four times it).
+  EXPECT_LT(rss_mib() - rss_before, 64) << "MiB grown by one refused patch";
   EXPECT_NE(stored("amp").find(R"("a":[1,2,3,4,5,6,7,8,9,10])"), std::string::npos);
   // A record over the size bound as a plain PUT.
   auto big =
