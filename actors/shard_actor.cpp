@@ -498,12 +498,12 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
       if (!captured && s.after->size() > st.rt->opts.records.max_members) {
         // The stamp adds members (`_ver`, and `id` to a batch item's body): what is stored must
         // be what a load accepts again (found by fuzzing write_body).
-        done(core::make_error(
-            "record.too_many_members",
-            "the record has " + std::to_string(s.after->size()) +
-                " members with its id and _ver; at most " +
-                std::to_string(st.rt->opts.records.max_members) + " are allowed (records.maxMembers)",
-            {{"path", ""}, {"max", st.rt->opts.records.max_members}}));
+        done(core::make_error("record.too_many_members",
+                              "the record has " + std::to_string(s.after->size()) +
+                                  " members with its id and _ver; at most " +
+                                  std::to_string(st.rt->opts.records.max_members) +
+                                  " are allowed (records.maxMembers)",
+                              {{"path", ""}, {"max", st.rt->opts.records.max_members}}));
         return;
       }
       if (!st.rt->store.holds_nul_characters() && core::contains_nul_character(after->json)) {

@@ -3,7 +3,7 @@
 // sendmsg takes the whole batch and there is nothing to wait for. Going through async_write
 // instead costs a reactor operation and a completion handler per batch, which the fan-out
 // profile showed at about a tenth of the node's CPU per delivered frame (docs/performance.md).
-// Only when the kernel takes less than all does the caller fall back to async_write for the rest.
+// Only when the kernel takes less than all does the caller hand the rest to watched_write.
 // Internal to gateway/.
 #pragma once
 
@@ -21,7 +21,7 @@ namespace weir::gateway {
 
 /// Writes as much of `bufs` as the socket takes now. Returns true when everything was written.
 /// Otherwise `bufs` is trimmed to what is left and either `ec` holds the socket's error, or it is
-/// clear and the rest must wait for the socket to drain (async_write it).
+/// clear and the rest must wait for the socket to drain (watched_write).
 inline bool write_now(tcp::socket& sock, std::vector<asio::const_buffer>& bufs,
                       beast::error_code& ec) {
   ec = {};
@@ -74,7 +74,7 @@ inline bool write_now(tcp::socket& sock, std::vector<asio::const_buffer>& bufs,
   return false;
 }
 
-/// What a session keeps of a batch the socket did not take at once, for async_write: the pieces
+/// What a session keeps of a batch the socket did not take at once, for watched_write: the pieces
 /// left, where those that lay in the caller's scratch (frame headers, a chunk-size line) now
 /// point into a copy of it. The frames' own bytes are not copied: shared bodies stay shared, and
 /// the batch's frames stay queued until the write completes.

@@ -20,8 +20,8 @@ namespace {
 namespace json = boost::json;
 
 std::string random_string(std::mt19937& rng) {
-  static const std::vector<std::string> pieces{"a", "b", "id", "x y", "\\\"", "\\\\", "\\n",
-                                               "\\u00e9", "é", "longer than seven", ""};
+  static const std::vector<std::string> pieces{
+      "a", "b", "id", "x y", "\\\"", "\\\\", "\\n", "\\u00e9", "é", "longer than seven", ""};
   std::string s;
   for (int i = 0, n = static_cast<int>(rng() % 3); i < n; ++i) {
     s += pieces[rng() % pieces.size()];
@@ -36,8 +36,8 @@ std::string random_value(std::mt19937& rng, int depth) {
     case 1:
       return std::to_string(static_cast<long long>(rng() % 2000) - 1000);
     case 2:
-      return std::vector<std::string>{"1.5", "-0.0", "1e300", "-2.5e-3", "9007199254740993",
-                                      "18446744073709551615"}[rng() % 6];
+      return std::vector<std::string>{
+          "1.5", "-0.0", "1e300", "-2.5e-3", "9007199254740993", "18446744073709551615"}[rng() % 6];
     case 3:
       return std::vector<std::string>{"true", "false", "null"}[rng() % 3];
     case 4:
@@ -52,8 +52,8 @@ std::string random_value(std::mt19937& rng, int depth) {
     }
     default: {
       std::string o = "{";
-      static const std::vector<std::string> keys{"id", "n", "s", "_ver", "a", "Id", "k\\u0065",
-                                                 "x.y"};
+      static const std::vector<std::string> keys{"id", "n",  "s",        "_ver",
+                                                 "a",  "Id", "k\\u0065", "x.y"};
       for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
         o += std::string(i ? "," : "") + (rng() % 4 == 0 ? " " : "") + "\"" +
              keys[rng() % keys.size()] + "\"" + (rng() % 4 == 0 ? " : " : ":") +
@@ -66,8 +66,8 @@ std::string random_value(std::mt19937& rng, int depth) {
 
 TEST(JsonScan, AgreesWithTheParserOnRandomDocuments) {
   std::mt19937 rng{11};
-  const std::vector<std::vector<std::string>> paths{{"id"}, {"n"}, {"_ver", "id"}, {"a", "n"},
-                                                    {"s"}, {"x.y"}};
+  const std::vector<std::vector<std::string>> paths{{"id"},     {"n"}, {"_ver", "id"},
+                                                    {"a", "n"}, {"s"}, {"x.y"}};
   int answered = 0;
   for (int i = 0; i < 20000; ++i) {
     auto text = random_value(rng, 0);
@@ -108,8 +108,8 @@ TEST(JsonScan, AgreesWithTheParserOnRandomDocuments) {
 
 TEST(JsonScan, SortPrefixFromTextEqualsThePrefixFromTheDocument) {
   std::mt19937 rng{5};
-  for (auto keys : std::vector<std::vector<std::string>>{{"n"}, {"-n"}, {"_ver.id"}, {"s"},
-                                                        {"-s", "n"}, {}, {"a.n"}, {"a.0"}}) {
+  for (auto keys : std::vector<std::vector<std::string>>{
+           {"n"}, {"-n"}, {"_ver.id"}, {"s"}, {"-s", "n"}, {}, {"a.n"}, {"a.0"}}) {
     auto spec = sort_spec::parse(keys).value();
     for (int i = 0; i < 3000; ++i) {
       auto text = random_value(rng, 1);
@@ -149,7 +149,8 @@ TEST(JsonScan, ReadingOneFieldIsCheaperThanParsing) {
   std::vector<std::string> recs;
   for (int i = 0; i < 20000; ++i) {
     recs.push_back(R"({"id":"m)" + std::to_string(i) + R"(","room":"general","text":"hello )" +
-                   std::to_string(i) + R"(","_ver":{"id":"3)" + std::to_string(i % 1000) + R"("}})");
+                   std::to_string(i) + R"(","_ver":{"id":"3)" + std::to_string(i % 1000) +
+                   R"("}})");
   }
   auto spec = sort_spec::parse(std::vector<std::string>{"-_ver.id"}).value();
   std::uint64_t sink = 0;
