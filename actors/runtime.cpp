@@ -54,7 +54,7 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       connections(opts.hub.max_hub_connections, opts.hub.max_hub_connections_per_caller),
       addresses(std::size_t(-1), opts.hub.max_hub_connections_per_address),
       subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller),
-      loader(s, opts.records, skipped_rows) {
+      loader(s, opts.records, skipped) {
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
   // Work sharing wakes an idle worker through a condition variable the moment an actor has
   // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between
@@ -555,6 +555,14 @@ store::capture_status runtime::store_capture() const {
   return impl_->store.capture();
 }
 
+store::connection_health runtime::store_connections() const {
+  return impl_->store.connections();
+}
+
+std::vector<skipped_rows::entry> runtime::recent_skipped_rows() const {
+  return impl_->skipped.recent();
+}
+
 bool runtime::has_local_space(const std::string& space) const {
   return impl_->store.has_space(space);
 }
@@ -640,7 +648,7 @@ runtime_stats runtime::stats() const {
     s.subscriptions_by_encoding[i] = n > 0 ? static_cast<std::size_t>(n) : 0;
   }
   s.store_queued = impl_->store.queued();
-  s.skipped_records = impl_->skipped_rows.load(std::memory_order_relaxed);
+  s.skipped_records = impl_->skipped.total();
   return s;
 }
 

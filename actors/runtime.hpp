@@ -13,6 +13,7 @@
 
 #include "actors/budget.hpp"
 #include "actors/hub_options.hpp"
+#include "actors/skipped_rows.hpp"
 #include "actors/write_command.hpp"
 #include "core/document_limits.hpp"
 
@@ -29,6 +30,7 @@ namespace weir::store {
 class durable_store;
 struct captured_txn;
 struct capture_status;
+struct connection_health;
 }  // namespace weir::store
 
 namespace weir::actors {
@@ -119,6 +121,10 @@ class runtime {
   const char* store_backend() const;
   /// The store's change capture (the reader, its lag), for /cluster/health.
   store::capture_status store_capture() const;
+  /// The store's connections (reconnects, the last failure to reach the database).
+  store::connection_health store_connections() const;
+  /// The latest rows read from the store and skipped (unit, id, reason), oldest first.
+  std::vector<skipped_rows::entry> recent_skipped_rows() const;
 
   /// Rows another program changed in the store, one of its transactions (the store's
   /// capture_sink): each unit's rows go to its owner (here or another member), whose shard, if

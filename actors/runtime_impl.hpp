@@ -20,6 +20,7 @@
 #include "actors/connection_directory.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/runtime.hpp"
+#include "actors/skipped_rows.hpp"
 #include "actors/unit_loader.hpp"
 #include "actors/view_update.hpp"
 #include "core/latency_histogram.hpp"
@@ -148,12 +149,15 @@ struct runtime::impl {
   budget addresses;  ///< hub connections per client address (no global cap of its own)
   budget subscriptions;
   std::atomic<std::uint64_t> token_counter{0};
+  std::atomic<std::uint64_t> origins{0};
+  /// A new write_batch::origin, unique in the node.
+  std::uint64_t next_origin() { return origins.fetch_add(1, std::memory_order_relaxed) + 1; }
   std::atomic<std::size_t> query_actors{0};
   std::atomic<std::size_t> hub_connections{0};
   std::atomic<std::size_t> in_flight_writes{0};
   /// Records a load or change capture read from the store and skipped: not a record, or outside
   /// the record limits (runtime_stats::skipped_records).
-  std::atomic<std::uint64_t> skipped_rows{0};
+  actors::skipped_rows skipped;
   core::latency_histogram write_latency;  ///< submit → answer, every write
   std::atomic<std::size_t> remote_units{0};
   std::atomic<std::size_t> upstreams{0};

@@ -93,7 +93,10 @@ struct shard_state {
   runtime::impl* rt = nullptr;
   store::unit_key unit;
   std::uint64_t seq = 0;  // last sequence handed to the store
-  bool deleted = false;   // the object was deleted and nothing was written since (published)
+  /// The run of batches the pending writes belong to (write_batch::origin): a new one after
+  /// writes were refused, whose successors the store then refuses too.
+  std::uint64_t origin = 0;
+  bool deleted = false;  // the object was deleted and nothing was written since (published)
   std::int64_t last_modified_ms = 0;  // objects unit: the latest `modifiedAt` stamped
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
@@ -471,8 +474,8 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   auto vid = core::encode_version_id(seq);
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
-  store::write_batch batch{st.unit,        seq,     {},     std::nullopt, captured,
-                           st.valid_epoch, nullptr, nullptr};
+  store::write_batch batch{st.unit,        seq,     {},      std::nullopt, captured,
+                           st.valid_epoch, nullptr, nullptr, st.origin};
   batch.writes.reserve(captured ? 0 : items.size());
   bool object_deleted = kind == write_kind::delete_object;
   // The object-deleted marker: set by an object delete, cleared by the next write after it.
@@ -628,7 +631,8 @@ std::vector<staged> stage_captured(shard_state& st, const std::string& dataset,
     auto rec = parsed ? core::normalize_record(std::move(parsed.value()), row.id)
                       : core::result<boost::json::object>{std::move(parsed).error()};
     if (!rec) {
-      st.rt->skipped_rows.fetch_add(1, std::memory_order_relaxed);
+      st.rt->skipped.add({st.unit.space, st.unit.object, dataset, row.id, rec.error().code,
+                          rec.error().message, 0});
       log::warn("change capture skipped a record the store holds but Weir cannot serve",
                 {{"space", st.unit.space},
                  {"object", st.unit.object},
@@ -894,6 +898,8 @@ void refuse_pending(shard_ptr self, const commit_msg& m) {
   }
   st.pending.clear();
   st.refused_through = st.seq;
+  // What is staged from now on builds on what is durable, not on the refused writes.
+  st.origin = st.rt->next_origin();
 }
 
 void handle_commit(shard_ptr self, const commit_msg& m) {
@@ -912,6 +918,23 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
   }
   if (!m.ok && m.code == "cluster.not_owner") {
     refuse_pending(self, m);
+    return;
+  }
+  if (!m.ok && st.rt->store.shared_with_others()) {
+    // PostgreSQL: a commit that failed (the database unreachable for longer than the store's
+    // retries) rolled back; nothing of it was applied, and the store refuses the writes staged
+    // after it without writing them (they built on it). Each is answered, the node carries on.
+    // When the outcome is unknown (write.outcome_unknown: it may have committed), memory may
+    // differ from the database: the unit is loaded again once its writes are answered.
+    log::warn("a write to the store failed; the writes staged after it are refused",
+              {{"space", st.unit.space},
+               {"object", st.unit.object},
+               {"code", m.code},
+               {"error", m.error}});
+    refuse_pending(self, m);
+    if (m.code == "write.outcome_unknown") {
+      st.rt->reload_unit(st.unit, caf::actor_cast<caf::actor>(self));
+    }
     return;
   }
   if (!m.ok) {
@@ -1141,6 +1164,46 @@ void adopt(shard_ptr self, adopt_msg& m) {
 caf::behavior serving(shard_ptr self);
 caf::behavior loading(shard_ptr self);
 
+/// A shard whose unit could not be read: everything that waited for the load (skipped in the
+/// mailbox, and put back in front of it when the load's answer was taken) and what arrives
+/// before it ends is answered — a write refused, a subscription ended with its protocol's
+/// error — so that no subscriber is left without a baseline, an Error or an end. Then it ends;
+/// the next use loads the unit again.
+caf::behavior load_failed(shard_ptr self, const core::error& why) {
+  self->set_default_handler(caf::drop);
+  auto e = core::make_error(
+      "server.unavailable",
+      "the unit (object '" + self->state.unit.object + "' of space '" + self->state.unit.space +
+          "') could not be read from the store: " + why.message + "; nothing was applied: retry",
+      {{"objectId", self->state.unit.object}});
+  return {
+      [e](write_msg& m) { m.done(e); },
+      [self, e](subscribe_msg& m) {
+        auto& sub = m.sub;
+        if (auto w = sub.windowed.lock()) {
+          w->refused(e);
+        } else if (sub.replica) {
+          sub.replica->refused(e);
+        } else if (sub.conn) {
+          self->send(sub.conn, sub_failed_msg{sub.token});
+        } else if (auto sink = sub.sink.lock()) {
+          sink->close(1011, e.message);
+        }
+      },
+      [self, registered = std::make_shared<bool>(true)](stop_atom) {
+        if (*registered) {
+          // Sends to a shard happen under the registry's lock: once it no longer hands this
+          // actor out, everything ever sent to it is ahead of a second stop.
+          self->state.rt->forget_shard(self->state.unit, self->address());
+          *registered = false;
+          self->send(self, stop_atom::value);
+          return;
+        }
+        self->quit(caf::sec::runtime_error);
+      },
+  };
+}
+
 /// A successor waiting for its predecessor's query actors, and for its writes to be answered:
 /// then it loads the unit, which holds them all. Everything else stays in the mailbox.
 caf::behavior taking_over(shard_ptr self) {
@@ -1232,6 +1295,7 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
                              caf::actor predecessor) {
   self->state.rt = rt;
   self->state.unit = unit;
+  self->state.origin = rt->next_origin();
   // Before the load: the state it loads is at least as new as these owners.
   self->state.valid_epoch = rt->link ? rt->link->owners_epoch() : 0;
   if (predecessor) {
@@ -1271,9 +1335,9 @@ caf::behavior loading(shard_ptr self) {
         auto& st = self->state;
         auto& u = *m.unit;
         if (u.error) {
-          // The unit cannot be read (store stopped, or an I/O error): this actor ends without
-          // serving anything. Writes sent to it are answered server.unavailable by their guards;
-          // the next use tries again. Query actors it adopted end with it (they monitor it).
+          // The unit cannot be read (store stopped, or an I/O error): this actor serves nothing.
+          // What waits for it is answered (load_failed), then it ends; the next use tries
+          // again. Query actors it adopted end with it (they monitor it).
           log::error("cannot load a unit", {{"space", st.unit.space},
                                             {"object", st.unit.object},
                                             {"code", u.error->code},
@@ -1281,7 +1345,9 @@ caf::behavior loading(shard_ptr self) {
           for (auto& a : st.adopted) {
             self->send(a.actor, stop_atom::value);
           }
-          self->quit(caf::sec::runtime_error);
+          st.adopted.clear();
+          self->become(load_failed(self, *u.error));
+          self->send(self, stop_atom::value);  // after what waited, which comes first
           return;
         }
         st.seq = u.seq;

@@ -21,7 +21,7 @@
 namespace weir::actors {
 
 unit_loader::unit_loader(store::durable_store& store, const core::document_limits& limits,
-                         std::atomic<std::uint64_t>& skipped)
+                         skipped_rows& skipped)
     : store_(store), limits_(limits), skipped_(skipped) {
   if (!store_.shared_with_others()) {
     constexpr auto any = std::numeric_limits<std::size_t>::max();
@@ -103,7 +103,8 @@ void unit_loader::run() {
             current = &out->datasets[current_name];
           }
           auto skip = [&](const core::error& why) {
-            skipped_.fetch_add(1, std::memory_order_relaxed);
+            skipped_.add({job.unit.space, job.unit.object, std::string{dataset}, std::string{id},
+                          why.code, why.message, 0});
             log::warn("a unit's load skipped a record the store holds but Weir cannot serve",
                       {{"space", job.unit.space},
                        {"object", job.unit.object},

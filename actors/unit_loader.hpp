@@ -18,6 +18,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/skipped_rows.hpp"
 #include "core/document_limits.hpp"
 #include "core/record.hpp"
 #include "core/result.hpp"
@@ -42,7 +43,7 @@ class unit_loader {
   /// what was accepted under the old one. A row that fails is skipped, logged and counted in
   /// `skipped`.
   unit_loader(store::durable_store& store, const core::document_limits& limits,
-              std::atomic<std::uint64_t>& skipped);
+              skipped_rows& skipped);
   ~unit_loader();
   unit_loader(const unit_loader&) = delete;
   unit_loader& operator=(const unit_loader&) = delete;
@@ -62,7 +63,7 @@ class unit_loader {
 
   store::durable_store& store_;
   core::document_limits limits_;
-  std::atomic<std::uint64_t>& skipped_;
+  skipped_rows& skipped_;
   std::mutex mu_;
   std::condition_variable cv_;
   struct job {

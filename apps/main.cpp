@@ -240,7 +240,8 @@ int serve(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   auto n = weir::app::node::start(std::move(cfg.value()));
   if (!n) {
-    std::cerr << "weir: " << n.error().message << "\n";
+    // The stable code first (server.bind_failed, store.open_failed, …): what scripts match.
+    std::cerr << "weir: " << n.error().code << ": " << n.error().message << "\n";
     return 1;
   }
   auto& node = *n.value();

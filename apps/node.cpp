@@ -137,17 +137,6 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
     p->grpc->serve_cluster(*p->cluster);
     p->rt->set_cluster(p->cluster.get());
   }
-  if (auto r = p->grpc->start(); !r) {
-    return std::move(r).error();
-  }
-  if (p->cluster) {
-    // Elastic membership: registered, and routing by the owners on record, before any traffic.
-    if (auto r = p->cluster->join(); !r) {
-      return core::make_error("cluster.join_failed",
-                              "cannot register this member in PostgreSQL: " + r.error().message);
-    }
-    p->cluster->start();
-  }
   gateway::http_options ho;
   ho.address = p->cfg.http_address;
   ho.port = p->cfg.http_port;
@@ -169,6 +158,21 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.spaces = p->cfg.auth.spaces;
   ho.trusted_proxies = p->cfg.auth.trusted_proxies;
   p->http = std::make_unique<gateway::http_server>(ho, *p->rt);
+  // Every port bound before this member registers: one that cannot serve never joins.
+  if (auto r = p->http->listen(); !r) {
+    return std::move(r).error();
+  }
+  if (auto r = p->grpc->start(); !r) {
+    return std::move(r).error();
+  }
+  if (p->cluster) {
+    // Elastic membership: registered, and routing by the owners on record, before any traffic.
+    if (auto r = p->cluster->join(); !r) {
+      return core::make_error("cluster.join_failed",
+                              "cannot register this member in PostgreSQL: " + r.error().message);
+    }
+    p->cluster->start();
+  }
   if (auto r = p->http->start(); !r) {
     return std::move(r).error();
   }

@@ -5,7 +5,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "actors/capture_health.hpp"
+#include "actors/store_health.hpp"
 #include "cluster/cluster_node_impl.hpp"
 #include "store/durable_store.hpp"
 
@@ -114,7 +114,7 @@ std::pair<unsigned, std::string> cluster_node::health() const {
   doc["status"] = healthy ? "healthy" : "degraded";
   doc["self"] = impl_->opts.self;
   doc["store"] = impl_->rt.store_backend();
-  doc["changeCapture"] = actors::capture_health(impl_->rt.store_capture());
+  actors::add_store_health(doc, impl_->rt);
   doc["viewsAgree"] = agree;
   json::object membership;
   membership["mode"] = impl_->elastic() ? "leases" : "static";

@@ -5,6 +5,17 @@
 #include <chrono>
 #include <memory>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <boost/json/serialize.hpp>
 
@@ -14,6 +25,7 @@
 #include "cluster/grpc_server.hpp"
 #include "cluster/peer_service.hpp"
 #include "core/document_check.hpp"
+#include "log/log.hpp"
 #include "weir/v1/data.grpc.pb.h"
 
 namespace weir::cluster {
@@ -192,6 +204,60 @@ std::string listen_address(const std::string& address, std::uint16_t port) {
   return host + ":" + std::to_string(port);
 }
 
+/// Why `address`:`port` cannot be bound, as the system says it ("" when it can, or when the
+/// address is not an IP literal). gRPC only reports that its listener failed (and logs the
+/// reason as a line of its own); a start that fails must say why in its error.
+std::string bind_reason(const std::string& address, std::uint16_t port) {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    len = sizeof *v4;
+  } else if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    len = sizeof *v6;
+  } else {
+    return {};
+  }
+  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return std::strerror(errno);
+  }
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  std::string why;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    why = std::strerror(errno);
+  }
+  ::close(fd);
+  return why;
+}
+
+/// gRPC's own log lines go through Weir's structured log (warnings and errors only), so that a
+/// node's output stays one line per event in one format.
+void route_grpc_log(gpr_log_func_args* args) {
+  std::string_view m{args->message ? args->message : ""};
+  if (args->severity == GPR_LOG_SEVERITY_ERROR) {
+    log::error("grpc",
+               {{"message", m}, {"file", std::string_view{args->file}}, {"line", args->line}});
+  } else if (args->severity == GPR_LOG_SEVERITY_INFO) {
+    log::debug("grpc", {{"message", m}});
+  } else {
+    log::debug("grpc", {{"message", m}, {"file", std::string_view{args->file}}});
+  }
+}
+
+core::error bind_failed(const std::string& what, const std::string& address, std::uint16_t port) {
+  auto why = bind_reason(address, port);
+  return core::make_error("server.bind_failed", "cannot serve " + what + " on " +
+                                                    listen_address(address, port) +
+                                                    (why.empty() ? std::string{} : ": " + why));
+}
+
 }  // namespace
 
 struct grpc_server::impl {
@@ -229,10 +295,12 @@ core::result<void> grpc_server::start() {
   // cannot queue an unbounded number of them (beyond it gRPC holds the stream back).
   b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
   b.RegisterService(impl_->data.get());
+  static std::once_flag routed;
+  std::call_once(routed, [] { gpr_set_log_function(route_grpc_log); });
   impl_->server = b.BuildAndStart();
   if (!impl_->server || impl_->port == 0) {
     impl_->server.reset();
-    return core::make_error("server.bind_failed", "cannot serve gRPC on " + addr);
+    return bind_failed("gRPC", o.address, o.port);
   }
   if (!impl_->cluster) {
     return {};
@@ -262,7 +330,7 @@ core::result<void> grpc_server::start() {
   if (!impl_->peer_server || impl_->peer_port == 0) {
     impl_->peer_server.reset();
     stop(0);
-    return core::make_error("server.bind_failed", "cannot serve the peer gRPC on " + peer_addr);
+    return bind_failed("the peer gRPC", o.peer_address, o.peer_port);
   }
   return {};
 }

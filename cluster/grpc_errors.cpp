@@ -19,6 +19,9 @@ grpc::StatusCode code_for(const core::error& e) {
   if (c.rfind("store.", 0) == 0) {
     return grpc::StatusCode::INTERNAL;
   }
+  if (c == "write.outcome_unknown") {
+    return grpc::StatusCode::UNKNOWN;  // it may have committed: not a refusal
+  }
   if (c == "auth.forbidden" || c == "auth.tenant_forbidden") {
     return grpc::StatusCode::PERMISSION_DENIED;
   }

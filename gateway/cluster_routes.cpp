@@ -4,9 +4,9 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include "actors/capture_health.hpp"
 #include "actors/cluster_link.hpp"
 #include "actors/runtime.hpp"
+#include "actors/store_health.hpp"
 #include "gateway/server_context.hpp"
 
 namespace weir::gateway {
@@ -49,7 +49,7 @@ std::pair<unsigned, std::string> cluster_health(server_context& ctx) {
   doc["status"] = healthy ? "healthy" : "degraded";
   doc["self"] = "";
   doc["store"] = ctx.rt.store_backend();
-  doc["changeCapture"] = actors::capture_health(ctx.rt.store_capture());
+  actors::add_store_health(doc, ctx.rt);
   doc["viewsAgree"] = true;
   doc["members"] = json::array{std::move(self)};
   return {healthy ? 200u : 503u, json::serialize(doc)};

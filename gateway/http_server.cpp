@@ -154,7 +154,7 @@ http_server::~http_server() {
   stop();
 }
 
-core::result<void> http_server::start() {
+core::result<void> http_server::listen() {
   beast::error_code ec;
   auto addr = asio::ip::make_address(impl_->ctx.opts.address, ec);
   if (ec) {
@@ -179,6 +179,15 @@ core::result<void> http_server::start() {
                                                       ": " + ec.message());
   }
   impl_->port = a.local_endpoint().port();
+  return {};
+}
+
+core::result<void> http_server::start() {
+  if (!impl_->acceptor.is_open()) {
+    if (auto r = listen(); !r) {
+      return r;
+    }
+  }
   if (auto* link = impl_->ctx.rt.cluster()) {
     // Control POSTs other members forward here, for the SSE streams this node holds.
     auto* ctx = &impl_->ctx;

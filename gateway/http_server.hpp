@@ -63,7 +63,11 @@ class http_server {
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
 
-  /// Binds and starts serving. An error names the address that could not be bound.
+  /// Binds and listens (connections wait in the backlog until start()), so that a node that
+  /// cannot have its port fails before it joins a cluster. An error (server.bind_failed) names
+  /// the address and the system's reason.
+  core::result<void> listen();
+  /// Listens (unless listen() did) and starts serving.
   core::result<void> start();
 
   /// The bound port (useful with port 0).

@@ -178,6 +178,18 @@ std::string prometheus_metrics(server_context& ctx) {
   w.head("weir_change_capture_transactions_total", "counter",
          "Other programs' transactions this member handed on while reading.");
   w.sample("weir_change_capture_transactions_total", {}, cap.transactions);
+  w.gauge("weir_change_capture_error",
+          "1 while change capture is enabled and not running for a reason other than another "
+          "member reading (the reason is changeCapture.error in /cluster/health).",
+          cap.enabled && !cap.error.empty() ? 1 : 0);
+  auto conns = ctx.rt.store_connections();
+  w.head("weir_store_reconnects_total", "counter",
+         "Broken database sessions the store replaced with fresh ones.");
+  w.sample("weir_store_reconnects_total", {}, conns.reconnects);
+  w.gauge("weir_store_unreachable",
+          "1 while the last statement that needed the database could not reach it, even on a "
+          "fresh connection (the reason is storeConnections.error in /cluster/health).",
+          conns.error.empty() ? 0 : 1);
   w.head("weir_records_skipped_total", "counter",
          "Rows read from the store (unit loads, change capture) that are not records or are "
          "outside the record limits, skipped rather than served.");

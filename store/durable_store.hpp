@@ -63,6 +63,11 @@ struct write_batch {
   /// than `writes` says: updates applied again to a record another program changed meanwhile
   /// (`json` empty: that program had deleted it). Null: nobody asks.
   std::shared_ptr<std::vector<record_write>> corrected{};
+  /// Which run of consecutive batches this one belongs to (0: none): a writer's batches built
+  /// one on another share it. Once one of them fails or is refused, the store refuses the later
+  /// ones of the same origin without writing them (they built on what was not applied), until
+  /// the writer starts a new origin from what is durable.
+  std::uint64_t origin = 0;
 };
 
 /// A record as loaded from disk.
@@ -111,6 +116,14 @@ struct capture_status {
   std::string applied_lsn;         ///< the position confirmed to the server (reader)
   std::uint64_t transactions = 0;  ///< others' transactions this member handed on (reader)
   std::string error;               ///< why capture is not running, when it is not
+};
+
+/// How the store's connections to its database fare (PostgreSQL; an embedded store has none).
+struct connection_health {
+  std::uint64_t reconnects = 0;  ///< broken sessions replaced by fresh ones since the start
+  /// Why the last statement that needed the database could not reach it, even on a fresh
+  /// connection ("" once one succeeds again).
+  std::string error;
 };
 
 /// A unit's state as loaded from disk at activation (its records go to the visitor).
@@ -193,6 +206,8 @@ class durable_store {
   virtual void stop_capture() {}
 
   virtual capture_status capture() const { return {}; }
+  /// Its connections' state (/cluster/health's `storeConnections`, /metrics).
+  virtual connection_health connections() const { return {}; }
 };
 
 }  // namespace weir::store

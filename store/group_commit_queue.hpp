@@ -3,15 +3,20 @@
 // hands it to the store's commit function as one group (one fsync or one transaction for all of
 // it), then answers every batch of the group with the result. Reads can be queued too: they run
 // on the writer thread once the group they came with is durable, so each sees every batch
-// queued before it (and, within its group, those after it).
+// queued before it (and, within its group, those after it). A batch that fails breaks its
+// origin (write_batch::origin): later batches of that origin are answered store.write_failed
+// without being written, since they were built on it.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/count_histogram.hpp"
@@ -111,7 +116,7 @@ class group_commit_queue {
   };
 
   void run() {
-    std::vector<pending> group;
+    std::vector<pending> group, skipped;
     std::vector<queued_read> reads;
     for (;;) {
       {
@@ -122,21 +127,43 @@ class group_commit_queue {
         }
         group.clear();
         reads.clear();
+        skipped.clear();
+        forget_broken(std::chrono::steady_clock::now());
         while (!queue_.empty()) {
           auto& e = queue_.front();
           if (e.read.read) {
             reads.push_back(std::move(e.read));
+          } else if (e.write.batch.origin != 0 && broken_.count(e.write.batch.origin)) {
+            skipped.push_back(std::move(e.write));
           } else {
             group.push_back(std::move(e.write));
           }
           queue_.pop_front();
         }
-        in_flight_ = group.size() + reads.size();
+        in_flight_ = group.size() + reads.size() + skipped.size();
+      }
+      for (auto& p : skipped) {
+        p.done(core::make_error(
+            "store.write_failed",
+            "an earlier write of this unit failed, and this one was built on it: it was not "
+            "applied; retry"));
       }
       core::result<void> r;
       if (!group.empty()) {
         group_sizes_.observe(group.size());
         r = commit_(group);
+      }
+      {
+        // Before any answer: a writer that hears of the failure and submits again must find
+        // its origin broken.
+        std::lock_guard lock{mu_};
+        auto now = std::chrono::steady_clock::now();
+        for (auto& p : group) {
+          bool failed = !r || (p.batch.refused && !p.batch.refused->code.empty());
+          if (failed && p.batch.origin != 0) {
+            broken_.emplace(p.batch.origin, now);
+          }
+        }
       }
       for (auto& p : group) {
         p.done(r);
@@ -153,6 +180,21 @@ class group_commit_queue {
     }
   }
 
+  /// Broken origins are kept this long: their writer hears of the failure (and moves to a new
+  /// origin) within moments, so later batches of a broken origin are ones it sent before that.
+  /// Bounded in number too.
+  static constexpr std::chrono::seconds broken_retention{60};
+  static constexpr std::size_t max_broken = 65536;
+  void forget_broken(std::chrono::steady_clock::time_point now) {
+    if (broken_.size() < max_broken / 2 && (broken_.empty() || now < next_sweep_)) {
+      return;
+    }
+    next_sweep_ = now + std::chrono::seconds{5};
+    std::erase_if(broken_, [&](const auto& b) {
+      return now - b.second > broken_retention || broken_.size() > max_broken;
+    });
+  }
+
   const std::size_t capacity_;
   commit_function commit_;
   mutable std::mutex mu_;
@@ -161,6 +203,8 @@ class group_commit_queue {
   std::size_t in_flight_ = 0;
   bool stopping_ = false;
   core::count_histogram group_sizes_;
+  std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> broken_;
+  std::chrono::steady_clock::time_point next_sweep_{};
   std::thread writer_;  // last: started once everything above exists
 };
 

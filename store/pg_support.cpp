@@ -24,6 +24,26 @@ void on_notice(void*, const char* message) {
 
 }  // namespace
 
+bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects) {
+  // Only an idle session has nothing of a statement's left to read (PQconsumeInput would take
+  // a pending result's bytes otherwise, which is harmless but pointless).
+  if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE) {
+    PQconsumeInput(c);  // a FATAL and EOF waiting here set the status to CONNECTION_BAD
+  }
+  if (PQstatus(c) == CONNECTION_OK) {
+    return true;
+  }
+  PQreset(c);
+  if (PQstatus(c) != CONNECTION_OK) {
+    return false;
+  }
+  if (reconnects) {
+    reconnects->fetch_add(1, std::memory_order_relaxed);
+  }
+  log::info("reconnected to PostgreSQL", {{"database", std::string_view{PQdb(c)}}});
+  return true;
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
     s.pop_back();
@@ -37,8 +57,12 @@ result_ptr exec(PGconn* c, const char* sql, const std::vector<std::string>& para
   for (const auto& p : params) {
     values.push_back(p.c_str());
   }
-  return result_ptr{PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
-                                 nullptr, nullptr, 0)};
+  result_ptr r{PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
+                            nullptr, nullptr, 0)};
+  if (!r.r) {
+    r.why = PQerrorMessage(c);  // no result at all: the connection is broken and says why
+  }
+  return r;
 }
 
 core::result<PGconn*> connect(const std::string& url,

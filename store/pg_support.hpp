@@ -3,6 +3,8 @@
 // Only store/ includes this (it brings libpq's header).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +21,7 @@ struct result_ptr {
   explicit result_ptr(PGresult* p) : r(p) {}
   result_ptr(const result_ptr&) = delete;
   result_ptr& operator=(const result_ptr&) = delete;
-  result_ptr(result_ptr&& o) noexcept : r(o.r) { o.r = nullptr; }
+  result_ptr(result_ptr&& o) noexcept : r(o.r), why(std::move(o.why)) { o.r = nullptr; }
   ~result_ptr() {
     if (r) {
       PQclear(r);
@@ -30,8 +32,25 @@ struct result_ptr {
     auto s = status();
     return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
   }
-  std::string error() const { return r ? PQresultErrorMessage(r) : "no result"; }
+  std::string error() const {
+    return r ? PQresultErrorMessage(r) : why.empty() ? "no result" : why;
+  }
+  /// The connection's message when libpq gave no result (set by exec).
+  std::string why;
 };
+
+/// Makes `c` ready for a statement: reads what the server sent while the connection sat idle
+/// (a server that restarted or ended the session left its goodbye there, which marks the
+/// connection broken) and reconnects a broken one. True when `c` is usable; false when it is
+/// still broken (the database is down): the statement then fails with libpq's reason.
+/// A reconnect counts in `reconnects` (when given).
+bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects = nullptr);
+
+/// Whether a statement on `c` failed because the session broke (the server went away, or ended
+/// it): running it again on a fresh connection may succeed.
+inline bool broken(PGconn* c) {
+  return PQstatus(c) != CONNECTION_OK;
+}
 
 /// `s` without its trailing newlines and blanks (libpq's messages end with one).
 std::string trim(std::string s);

@@ -195,15 +195,26 @@ struct postgres_change_reader::impl {
   }
 
   void run() {
+    // Sessions that keep failing soon after they start (the database restarting, an owner that
+    // cannot take a transaction) retry after 1, 2, 4, then 8 s, not in a tight loop.
+    int failing = 0;
     while (!stopping) {
+      auto began = clock_type::now();
       auto why = lead_and_read();
       if (stopping) {
         break;
       }
+      failing = why.empty() || clock_type::now() - began > std::chrono::seconds{30}
+                    ? 0
+                    : std::min(failing + 1, 4);
+      auto wait = std::chrono::milliseconds{1000 << std::max(0, failing - 1)};
       if (!why.empty()) {
-        log::warn("change capture paused; retrying in 1 s", {{"reason", why}});
+        // Shown in /cluster/health until a session reads again (or finds another member
+        // reading): a stalled capture must not look healthy while its lag grows.
+        set_status(false, "", why);
+        log::warn("change capture paused", {{"reason", why}, {"retryInMs", wait.count()}});
       }
-      pause(std::chrono::milliseconds{1000});
+      pause(wait);
     }
     set_status(false, "", "stopped");
   }

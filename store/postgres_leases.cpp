@@ -75,7 +75,9 @@ struct postgres_leases::impl {
     }
   }
   core::result<PGconn*> connection() {
-    if (conn && PQstatus(conn) == CONNECTION_OK) {
+    // A session the server ended while it sat idle (a restart) is found here and replaced
+    // before a round uses it.
+    if (conn && pg::heal(conn)) {
       return conn;
     }
     close();

@@ -243,22 +243,77 @@ struct postgres_store::impl {
   /// see commit). A group that lost to another program's transaction (a deadlock, a lock or
   /// statement timeout: store.conflict) is committed again the same way. Other errors fail at
   /// once.
+  ///
+  /// A connection that broke while its COMMIT was on the way leaves the outcome unknown: the
+  /// transaction may have committed. Should the group then end refused (the fence: another
+  /// member owns the unit now) or failed, its batches are answered write.outcome_unknown, never
+  /// a refusal of a write that may be in the table.
   core::result<void> commit_with_retry(const std::vector<group_commit_queue::pending>& group) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{30};
     auto pause = std::chrono::milliseconds{100};
+    bool uncertain = false;
     for (;;) {
+      pg::heal(writer_conn, &reconnects);
+      commit_sent = false;
       auto r = commit(group);
       bool conflict = !r && r.error().code == "store.conflict";
-      if (r || (PQstatus(writer_conn) == CONNECTION_OK && !conflict) ||
-          std::chrono::steady_clock::now() + pause > deadline) {
-        return r;
+      bool broke = !r && pg::broken(writer_conn);
+      uncertain = uncertain || (broke && commit_sent);
+      note(r ? std::string{} : r.error().message, broke);
+      if (r || (!broke && !conflict) || std::chrono::steady_clock::now() + pause > deadline) {
+        return uncertain ? outcome_unknown(group, r) : r;
       }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds{2000});
-      if (PQstatus(writer_conn) != CONNECTION_OK) {
-        PQreset(writer_conn);
+    }
+  }
+
+  /// The answers after an attempt whose COMMIT's outcome was lost (see commit_with_retry).
+  static core::result<void> outcome_unknown(const std::vector<group_commit_queue::pending>& group,
+                                            core::result<void> r) {
+    auto unknown = core::make_error(
+        "write.outcome_unknown",
+        "the connection to PostgreSQL broke while the write was being committed, and it may "
+        "have committed: read the record to see, or retry with the same Idempotency-Key");
+    for (const auto& p : group) {
+      if (p.batch.refused && !p.batch.refused->code.empty()) {
+        *p.batch.refused = unknown;
       }
     }
+    if (!r) {
+      return unknown;
+    }
+    return r;
+  }
+
+  /// The last failure that came from the database being out of reach ("" once a statement
+  /// succeeds again): /cluster/health's and /metrics' view of the store's connections.
+  void note(const std::string& error, bool broke) {
+    if (!error.empty() && !broke) {
+      return;  // the database answered: a refusal, not an outage
+    }
+    std::lock_guard lock{health_mu};
+    health_error = error;
+  }
+  bool commit_sent = false;  // the attempt under way sent its COMMIT (the writer thread's)
+  std::atomic<std::uint64_t> reconnects{0};
+  mutable std::mutex health_mu;
+  std::string health_error;
+
+  /// Runs `attempt` on `c` (under its owner's mutex), healed first; once more on a fresh
+  /// connection when the session broke under it and `again` says running it twice is safe.
+  template <class F>
+  auto on_healed(
+      PGconn* c, F&& attempt, const std::function<bool()>& again = [] { return true; })
+      -> decltype(attempt(c)) {
+    pg::heal(c, &reconnects);
+    auto r = attempt(c);
+    if (!r && pg::broken(c) && again()) {
+      pg::heal(c, &reconnects);
+      r = attempt(c);
+    }
+    note(r ? std::string{} : r.error().message, !r && pg::broken(c));
+    return r;
   }
 
   using record_key =
@@ -514,6 +569,7 @@ struct postgres_store::impl {
         return owned->empty() ? core::result<void>{} : commit(*owned);
       }
     }
+    commit_sent = true;
     if (auto r = exec(writer_conn, "COMMIT"); !r.ok()) {
       return fail(r);
     }
@@ -577,14 +633,6 @@ struct postgres_store::impl {
     }
     return owned;
   }
-
-  /// A connection, reconnected when it broke (under its mutex).
-  static PGconn* usable(PGconn* c) {
-    if (PQstatus(c) != CONNECTION_OK) {
-      PQreset(c);
-    }
-    return c;
-  }
 };
 
 postgres_store::postgres_store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
@@ -599,7 +647,10 @@ int postgres_store::schema_version() {
 
 core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts) {
   auto p = std::make_unique<impl>();
-  auto w = connect(opts.url);
+  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
+  // holding every queued write. Set at connect, so a reconnected session has it too.
+  auto w =
+      connect(opts.url, {{"options", pg::url_options(opts.url) + " -c statement_timeout=30000"}});
   if (!w) {
     return std::move(w).error();
   }
@@ -611,11 +662,6 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     p->fence_sql = "SELECT pg_advisory_xact_lock_shared(" +
                    std::to_string(postgres_leases::fence_lock) +
                    "); SELECT epoch, array_to_string(owners, E'\\n') FROM weir_membership";
-  }
-  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
-  // holding every queued write.
-  if (auto t = exec(p->writer_conn, "SET statement_timeout = '30s'"); !t.ok()) {
-    return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
   }
   auto r = connect(opts.url);
   if (!r) {
@@ -640,58 +686,71 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
 core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
                                                       const record_visitor& visit) {
   std::lock_guard lock{impl_->reader_mu};
-  auto* c = impl::usable(impl_->reader_conn);
-  auto fail = [&](const char* what, const result_ptr& r) {
-    exec(c, "ROLLBACK");
-    return core::make_error(
-        "store.read_failed",
-        std::string{"cannot read the unit from PostgreSQL ("} + what + "): " + trim(r.error()));
+  bool visited = false;
+  auto attempt = [&](PGconn* c) -> core::result<unit_snapshot> {
+    auto fail = [&](const char* what, const result_ptr& r) {
+      if (!pg::broken(c)) {
+        exec(c, "ROLLBACK");
+      }
+      return core::make_error(
+          "store.read_failed",
+          std::string{"cannot read the unit from PostgreSQL ("} + what + "): " + trim(r.error()));
+    };
+    // The sequence and the records from one snapshot of the database.
+    if (auto r = exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !r.ok()) {
+      return fail("begin", r);
+    }
+    unit_snapshot snap;
+    {
+      auto r = exec(c, "SELECT seq, deleted FROM weir_units WHERE space = $1 AND object = $2",
+                    {unit.space, unit.object});
+      if (!r.ok()) {
+        return fail("its sequence", r);
+      }
+      if (PQntuples(r.r) == 1) {
+        snap.seq = std::stoull(PQgetvalue(r.r, 0, 0));
+        snap.deleted = PQgetvalue(r.r, 0, 1)[0] == 't';
+      }
+    }
+    // Row by row (single-row mode): a large unit is never held twice in memory.
+    const char* params[] = {unit.space.c_str(), unit.object.c_str()};
+    if (!PQsendQueryParams(c,
+                           "SELECT dataset, id, doc::text FROM weir_records "
+                           "WHERE space = $1 AND object = $2 ORDER BY dataset, id",
+                           2, nullptr, params, nullptr, nullptr, 0) ||
+        !PQsetSingleRowMode(c)) {
+      std::string why = trim(PQerrorMessage(c));
+      while (PGresult* rest = PQgetResult(c)) {
+        PQclear(rest);  // the connection must be idle again before the ROLLBACK
+      }
+      if (!pg::broken(c)) {
+        exec(c, "ROLLBACK");
+      }
+      return core::make_error("store.read_failed", "cannot read the unit from PostgreSQL: " + why);
+    }
+    std::string error;
+    while (PGresult* raw = PQgetResult(c)) {
+      result_ptr r{raw};
+      if (r.status() == PGRES_SINGLE_TUPLE) {
+        visited = true;
+        visit(std::string_view{PQgetvalue(r.r, 0, 0)}, std::string_view{PQgetvalue(r.r, 0, 1)},
+              compact(PQgetvalue(r.r, 0, 2), static_cast<std::size_t>(PQgetlength(r.r, 0, 2))));
+      } else if (!r.ok() && error.empty()) {
+        error = trim(r.error());
+      }
+    }
+    if (!pg::broken(c)) {
+      exec(c, "COMMIT");
+    }
+    if (!error.empty()) {
+      return core::make_error("store.read_failed",
+                              "cannot read the unit from PostgreSQL: " + error);
+    }
+    return snap;
   };
-  // The sequence and the records from one snapshot of the database.
-  if (auto r = exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !r.ok()) {
-    return fail("begin", r);
-  }
-  unit_snapshot snap;
-  {
-    auto r = exec(c, "SELECT seq, deleted FROM weir_units WHERE space = $1 AND object = $2",
-                  {unit.space, unit.object});
-    if (!r.ok()) {
-      return fail("its sequence", r);
-    }
-    if (PQntuples(r.r) == 1) {
-      snap.seq = std::stoull(PQgetvalue(r.r, 0, 0));
-      snap.deleted = PQgetvalue(r.r, 0, 1)[0] == 't';
-    }
-  }
-  // Row by row (single-row mode): a large unit is never held twice in memory.
-  const char* params[] = {unit.space.c_str(), unit.object.c_str()};
-  if (!PQsendQueryParams(c,
-                         "SELECT dataset, id, doc::text FROM weir_records "
-                         "WHERE space = $1 AND object = $2 ORDER BY dataset, id",
-                         2, nullptr, params, nullptr, nullptr, 0) ||
-      !PQsetSingleRowMode(c)) {
-    std::string why = trim(PQerrorMessage(c));
-    while (PGresult* rest = PQgetResult(c)) {
-      PQclear(rest);  // the connection must be idle again before the ROLLBACK
-    }
-    exec(c, "ROLLBACK");
-    return core::make_error("store.read_failed", "cannot read the unit from PostgreSQL: " + why);
-  }
-  std::string error;
-  while (PGresult* raw = PQgetResult(c)) {
-    result_ptr r{raw};
-    if (r.status() == PGRES_SINGLE_TUPLE) {
-      visit(std::string_view{PQgetvalue(r.r, 0, 0)}, std::string_view{PQgetvalue(r.r, 0, 1)},
-            compact(PQgetvalue(r.r, 0, 2), static_cast<std::size_t>(PQgetlength(r.r, 0, 2))));
-    } else if (!r.ok() && error.empty()) {
-      error = trim(r.error());
-    }
-  }
-  exec(c, "COMMIT");
-  if (!error.empty()) {
-    return core::make_error("store.read_failed", "cannot read the unit from PostgreSQL: " + error);
-  }
-  return snap;
+  // Read again on a fresh connection only while nothing reached the visitor (it would see rows
+  // twice).
+  return impl_->on_healed(impl_->reader_conn, attempt, [&] { return !visited; });
 }
 
 core::result<void> postgres_store::read_after_writes(const unit_key& unit,
@@ -707,15 +766,24 @@ core::result<void> postgres_store::read_after_writes(const unit_key& unit,
     for (const auto& id : ids) {
       wanted.add({id});
     }
-    auto r = exec(ip->writer_conn,
-                  "SELECT id, doc::text FROM weir_records WHERE space = $1 AND object = $2 "
-                  "AND dataset = $3 AND id = ANY($4::text[])",
-                  {unit.space, unit.object, dataset, wanted.finish()[0]});
-    if (!r.ok()) {
-      *rows = core::make_error("store.read_failed",
-                               "cannot read records from PostgreSQL: " + trim(r.error()));
+    auto list = wanted.finish()[0];
+    std::optional<result_ptr> got;
+    auto read_rows = [&](PGconn* c) -> core::result<void> {
+      got.emplace(exec(c,
+                       "SELECT id, doc::text FROM weir_records WHERE space = $1 AND object = $2 "
+                       "AND dataset = $3 AND id = ANY($4::text[])",
+                       {unit.space, unit.object, dataset, list}));
+      if (!got->ok()) {
+        return core::make_error("store.read_failed",
+                                "cannot read records from PostgreSQL: " + trim(got->error()));
+      }
+      return {};
+    };
+    if (auto ok = ip->on_healed(ip->writer_conn, read_rows); !ok) {
+      *rows = std::move(ok).error();
       return;
     }
+    auto& r = *got;
     std::map<std::string, std::string, std::less<>> found;
     for (int i = 0; i < PQntuples(r.r); ++i) {
       found.emplace(
@@ -738,26 +806,43 @@ core::result<void> postgres_store::read_after_writes(const unit_key& unit,
 
 bool postgres_store::has_space(const std::string& space) const {
   std::lock_guard lock{impl_->lookup_mu};
-  auto r = exec(impl::usable(impl_->lookup_conn),
-                "SELECT 1 FROM weir_units WHERE space = $1 LIMIT 1", {space});
-  // A failed lookup answers "exists": the request goes on to the query, which reports the
-  // store's error, rather than a 404 for a space that may well exist.
-  return !r.ok() || PQntuples(r.r) > 0;
+  bool found = true;
+  (void)impl_->on_healed(impl_->lookup_conn, [&](PGconn* c) -> core::result<void> {
+    // Rows another program inserted with SQL make a space too (they have no weir_units row
+    // until Weir writes the unit); both lookups use the tables' primary keys.
+    auto r = exec(c,
+                  "SELECT EXISTS (SELECT 1 FROM weir_units WHERE space = $1) OR "
+                  "EXISTS (SELECT 1 FROM weir_records WHERE space = $1)",
+                  {space});
+    if (!r.ok()) {
+      // A failed lookup answers "exists": the request goes on to the query, which reports the
+      // store's error, rather than a 404 for a space that may well exist.
+      found = true;
+      return core::make_error("store.read_failed", trim(r.error()));
+    }
+    found = PQgetvalue(r.r, 0, 0)[0] == 't';
+    return {};
+  });
+  return found;
 }
 
 std::vector<std::string> postgres_store::objects_with_dataset(const std::string& space,
                                                               const std::string& dataset) const {
   std::lock_guard lock{impl_->lookup_mu};
-  auto r = exec(impl::usable(impl_->lookup_conn),
-                "SELECT DISTINCT object FROM weir_records "
-                "WHERE space = $1 AND dataset = $2 AND object <> '' ORDER BY object",
-                {space, dataset});
   std::vector<std::string> out;
-  if (r.ok()) {
+  (void)impl_->on_healed(impl_->lookup_conn, [&](PGconn* c) -> core::result<void> {
+    auto r = exec(c,
+                  "SELECT DISTINCT object FROM weir_records "
+                  "WHERE space = $1 AND dataset = $2 AND object <> '' ORDER BY object",
+                  {space, dataset});
+    if (!r.ok()) {
+      return core::make_error("store.read_failed", trim(r.error()));
+    }
     for (int i = 0; i < PQntuples(r.r); ++i) {
       out.emplace_back(PQgetvalue(r.r, i, 0));
     }
-  }
+    return {};
+  });
   return out;
 }
 
@@ -807,6 +892,14 @@ capture_status postgres_store::capture() const {
     return off;
   }
   return impl_->capture_reader->status();
+}
+
+connection_health postgres_store::connections() const {
+  connection_health h;
+  h.reconnects = impl_->reconnects.load(std::memory_order_relaxed);
+  std::lock_guard lock{impl_->health_mu};
+  h.error = impl_->health_error;
+  return h;
 }
 
 void postgres_store::stop_capture() {

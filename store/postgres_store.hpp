@@ -54,6 +54,10 @@ class postgres_store final : public durable_store {
   void start_capture(std::string member, capture_sink sink) override;
   void stop_capture() override;
   capture_status capture() const override;
+  /// Reconnects of the writer, loader and lookup connections (each heals before use and runs a
+  /// statement once more on a fresh session when its session broke under it), and the last
+  /// failure to reach the database.
+  connection_health connections() const override;
 
   /// The schema version this build migrates to.
   static int schema_version();

@@ -30,6 +30,10 @@ class pg_instance {
   /// Stops the server (fast shutdown: connections are cut) and starts it again on the same port
   /// and data; true when it accepts connections again.
   bool restart();
+  /// Stops the server (fast shutdown) until start(): the database is down.
+  void stop() { stop_server(); }
+  /// Starts a stopped server again on the same port and data; true when it accepts connections.
+  bool start() { return start_server(); }
   /// Runs one SQL statement through psql and returns its unaligned, tuples-only output
   /// (fails the test when psql fails).
   std::string sql(const std::string& statement) const;
