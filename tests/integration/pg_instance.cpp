@@ -175,9 +175,9 @@ bool pg_instance::restart() {
   return start_server();
 }
 
-void pg_instance::stop_server() {
+void pg_instance::stop_server(bool immediate) {
   if (pid_ > 0) {
-    kill(pid_, SIGINT);  // fast shutdown
+    kill(pid_, immediate ? SIGQUIT : SIGINT);  // immediate or fast shutdown
     for (int i = 0; i < 200; ++i) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {

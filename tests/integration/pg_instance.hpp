@@ -30,8 +30,9 @@ class pg_instance {
   /// Stops the server (fast shutdown: connections are cut) and starts it again on the same port
   /// and data; true when it accepts connections again.
   bool restart();
-  /// Stops the server (fast shutdown) until start(): the database is down.
-  void stop() { stop_server(); }
+  /// Stops the server until start(): the database is down. `immediate`: PostgreSQL's
+  /// immediate shutdown (no checkpoint; crash recovery at the next start), else a fast one.
+  void stop(bool immediate = false) { stop_server(immediate); }
   /// Starts a stopped server again on the same port and data; true when it accepts connections.
   bool start() { return start_server(); }
   /// Runs one SQL statement through psql and returns its unaligned, tuples-only output
@@ -40,7 +41,7 @@ class pg_instance {
 
  private:
   bool start_server();
-  void stop_server();
+  void stop_server(bool immediate = false);
   bool run_as_owner(const std::vector<std::string>& argv, std::string* output = nullptr) const;
   std::string bin_, dir_, error_;
   std::uint16_t port_ = 0;

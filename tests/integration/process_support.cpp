@@ -83,6 +83,19 @@ void weir_process::kill() {
   reap();
 }
 
+bool weir_process::running() {
+  if (pid_ <= 0) {
+    return false;
+  }
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    reap();
+    return false;
+  }
+  return true;
+}
+
 int weir_process::terminate(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) {
     return -1;

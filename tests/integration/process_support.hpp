@@ -31,6 +31,10 @@ class weir_process {
   bool started() const { return port_ != 0; }
 
   void kill();
+  /// The child's pid while it runs (-1 once it was reaped); for SIGSTOP/SIGCONT.
+  pid_t pid() const { return pid_; }
+  /// Whether it still runs (an exit is reaped here).
+  bool running();
   /// SIGTERM, then waits up to `timeout` for the exit; returns the exit status (-1: timed out,
   /// then SIGKILLed).
   int terminate(std::chrono::milliseconds timeout);

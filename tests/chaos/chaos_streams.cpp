@@ -1,0 +1,213 @@
+// The harness's subscribers (see chaos_streams.hpp).
+#include "chaos_streams.hpp"
+
+#include <functional>
+#include <random>
+
+#include <boost/json.hpp>
+
+#include "sse_test_support.hpp"
+#include "windowed_test_support.hpp"
+
+namespace weir::chaos {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string tok_of(const json::value& doc) {
+  const auto* o = doc.if_object();
+  const auto* t = o ? o->if_contains("tok") : nullptr;
+  return t && t->is_string() ? std::string{t->as_string()} : std::string{};
+}
+
+}  // namespace
+
+chaos_stream::chaos_stream(chaos_cluster& cluster, kind k, std::string object, std::uint64_t seed)
+    : cluster_(cluster), kind_(k), object_(std::move(object)), seed_(seed) {
+  thread_ = std::thread([this] { run(); });
+}
+
+chaos_stream::~chaos_stream() {
+  stopping_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+std::string chaos_stream::name() const {
+  return std::string{kind_ == kind::sse_hub ? "SSE hub" : "windowed"} + " stream on " + object_;
+}
+
+std::map<std::string, std::string> chaos_stream::view(bool* live) const {
+  std::lock_guard lock{mu_};
+  *live = live_;
+  return view_;
+}
+
+std::map<std::string, int> chaos_stream::endings() const {
+  std::lock_guard lock{mu_};
+  return endings_;
+}
+
+void chaos_stream::ended(const std::string& how) {
+  std::lock_guard lock{mu_};
+  live_ = false;
+  ++endings_[how];
+}
+
+void chaos_stream::run() {
+  std::mt19937_64 rng{seed_};
+  while (!stopping_) {
+    int n = cluster_.size();
+    int member = static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+    for (int k = 0; k < n && !cluster_.serving(member); ++k) {
+      member = (member + 1) % n;
+    }
+    if (kind_ == kind::sse_hub) {
+      run_hub(member);
+    } else {
+      run_windowed(member);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+void chaos_stream::run_hub(int member) {
+  auto port = cluster_.http_port(member);
+  test::sse_client s{port};
+  if (s.status() != 200) {
+    return;
+  }
+  auto first = s.read_event(5s);
+  if (!first || first->rfind("data: ", 0) != 0) {
+    return;
+  }
+  boost::system::error_code ec;
+  auto hello = json::parse(first->substr(6), ec);
+  const auto* conn = !ec && hello.is_object() ? hello.as_object().if_contains("payload") : nullptr;
+  if (!conn || !conn->is_string()) {
+    return;
+  }
+  auto body =
+      test::control_body(std::string{conn->as_string()}, "q", 1,
+                         test::subscription_request("T.Items.All", {{"obj", object_}}, "full"));
+  auto r = test::sse_control_post(port, "subscribe", body);
+  if (r.status != 200) {
+    return;
+  }
+  ++opened_;
+  while (!stopping_) {
+    auto ev = s.read_event(300ms);
+    if (!ev) {
+      if (s.ended()) {
+        ended("eof");
+        return;
+      }
+      continue;
+    }
+    if (ev->rfind("data: ", 0) != 0) {
+      continue;
+    }
+    auto v = json::parse(ev->substr(6), ec);
+    if (ec || !v.is_object()) {
+      ended("malformed frame");
+      return;
+    }
+    const auto& f = v.as_object();
+    const auto* type = f.if_contains("type");
+    if (type && *type == "Error") {
+      ended("error");
+      return;
+    }
+    const auto* payload = f.if_contains("payload");
+    const auto* data =
+        payload && payload->is_object() ? payload->as_object().if_contains("data") : nullptr;
+    if (type && *type == "QueryResult" && data && data->is_array()) {
+      std::map<std::string, std::string> view;
+      for (const auto& rec : data->as_array()) {
+        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
+      }
+      std::lock_guard lock{mu_};
+      view_ = std::move(view);
+      live_ = true;
+    }
+  }
+  s.close();
+}
+
+void chaos_stream::run_windowed(int member) {
+  test::windowed_stream w{cluster_.http_port(member), "t", "object",
+                          R"({"objectId":")" + object_ + R"(","dataset":"items"})"};
+  if (w.status() != 200) {
+    return;
+  }
+  ++opened_;
+  while (!stopping_) {
+    auto f = w.next(300ms);
+    if (!f) {
+      if (w.client().ended()) {
+        ended(w.closed_reason() ? "closed:" + *w.closed_reason() : "eof");
+        return;
+      }
+      continue;
+    }
+    w.apply(*f);
+    if (f->event == "closed") {
+      ended("closed:" + (w.closed_reason() ? *w.closed_reason() : std::string{"?"}));
+      return;
+    }
+    if (f->event == "snapshot" || f->event == "changes") {
+      std::map<std::string, std::string> view;
+      for (const auto& [id, doc] : w.window()) {
+        view[id] = tok_of(doc);
+      }
+      std::lock_guard lock{mu_};
+      view_ = std::move(view);
+      live_ = true;
+    }
+  }
+  w.close();
+}
+
+int check_streams(
+    std::vector<std::unique_ptr<chaos_stream>>& streams,
+    const std::function<std::map<std::string, std::string>(const std::string&)>& expected,
+    std::chrono::milliseconds bound, std::vector<std::string>& divergences) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  std::map<std::string, std::map<std::string, std::string>> want;
+  int checked = 0;
+  for (auto& s : streams) {
+    auto object = s->name().substr(s->name().rfind(' ') + 1);
+    if (!want.count(object)) {
+      want[object] = expected(object);
+    }
+    bool live = false;
+    std::map<std::string, std::string> v;
+    while (true) {
+      v = s->view(&live);
+      if ((live && v == want[object]) || std::chrono::steady_clock::now() > deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    ++checked;
+    if (!live) {
+      divergences.push_back(s->name() + ": not subscribed again after the faults");
+    } else if (v != want[object]) {
+      std::string d = s->name() + " shows";
+      for (auto& [id, tok] : v) {
+        d += " " + id + "=" + tok;
+      }
+      d += "; a fresh read shows";
+      for (auto& [id, tok] : want[object]) {
+        d += " " + id + "=" + tok;
+      }
+      divergences.push_back(d);
+    }
+  }
+  return checked;
+}
+
+}  // namespace weir::chaos
