@@ -43,6 +43,8 @@ struct runtime_options {
   int actor_threads = 2;
   std::size_t max_pending_writes_per_unit = 4096;  ///< in-flight (not yet durable) per unit
   std::int64_t unit_idle_ms = 60000;               ///< an unused unit's actor stops after this long
+  std::int64_t idempotency_key_ttl_ms = 86400000;  ///< store.idempotencyKeyTtlMs
+  std::size_t max_idempotency_keys_per_unit = 100000;  ///< store.maxIdempotencyKeysPerUnit
   /// Cluster: how long subscribers of an unreachable owner wait for it before an Error.
   std::int64_t owner_unavailable_error_ms = 30000;
   hub_options hub;

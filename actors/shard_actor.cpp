@@ -24,6 +24,7 @@
 #include <caf/skip.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/idempotency_memory.hpp"
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
@@ -76,6 +77,7 @@ struct pending_write {
   std::shared_ptr<std::vector<store::record_write>> corrected;
   bool captured = false;  // another program's change, read back (write_batch::captured)
   std::int64_t staged_ns = steady_now_ns();  // view_update::origin_ns of what it publishes
+  core::idempotency_entry key;               // its Idempotency-Key (key.key empty: none)
 };
 
 /// One query key on this unit.
@@ -96,7 +98,8 @@ struct shard_state {
   /// The run of batches the pending writes belong to (write_batch::origin): a new one after
   /// writes were refused, whose successors the store then refuses too.
   std::uint64_t origin = 0;
-  bool deleted = false;  // the object was deleted and nothing was written since (published)
+  idempotency_memory keys;  // Idempotency-Keys of acknowledged and in-flight writes
+  bool deleted = false;     // the object was deleted and nothing was written since (published)
   std::int64_t last_modified_ms = 0;  // objects unit: the latest `modifiedAt` stamped
   std::unordered_map<std::string, dataset_state> data;  // durable, published state
   std::unordered_map<std::string, overlay_entry> overlay;
@@ -434,7 +437,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
 }
 
 void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, write_callback done,
-                   bool captured);
+                   bool captured, core::idempotency_entry key = {});
 void handle_refresh(shard_ptr self, write_msg& m);
 
 void handle_write(shard_ptr self, write_msg& m) {
@@ -448,6 +451,39 @@ void handle_write(shard_ptr self, write_msg& m) {
                             "too many writes are waiting to become durable on this unit; retry"));
     return;
   }
+  core::idempotency_entry key;
+  if (!m.cmd.idempotency_key.empty()) {
+    // A retry of a write this unit acknowledged (or is committing) is answered with that
+    // write's outcome, not applied again; the same key on a different write is refused.
+    key.key = m.cmd.idempotency_key;
+    key.fingerprint =
+        core::write_fingerprint(static_cast<int>(m.cmd.kind), m.cmd.object, m.cmd.dataset, m.cmd.id,
+                                boost::json::serialize(m.cmd.body));
+    auto reused = [&] {
+      return core::make_error(
+          "request.idempotency_key_reused",
+          "this Idempotency-Key was used for a different write to this object; use a new key "
+          "for a new write",
+          {{"idempotencyKey", key.key}});
+    };
+    if (const auto* e = st.keys.find(key.key)) {
+      if (e->fingerprint != key.fingerprint) {
+        m.done(reused());
+      } else {
+        m.done(write_outcome{e->version_id, true});
+      }
+      return;
+    }
+    if (auto* f = st.keys.pending(key.key)) {
+      if (f->fingerprint != key.fingerprint) {
+        m.done(reused());
+      } else {
+        f->waiters.push_back(std::move(m.done));
+      }
+      return;
+    }
+    key.expires_at_ms = idempotency_memory::now_ms() + st.rt->opts.idempotency_key_ttl_ms;
+  }
   auto staged_r = stage(st, m.cmd);
   if (!staged_r) {
     m.done(std::move(staged_r).error());
@@ -457,18 +493,19 @@ void handle_write(shard_ptr self, write_msg& m) {
   if (items.empty()) {
     // Nothing to change (a batch deleting only absent ids, or deleting an empty object's data):
     // answer with the unit's current version; an empty id tells delete_object "held nothing".
+    // (Its key is not remembered: a retry changes nothing either.)
     m.done(write_outcome{
         m.cmd.kind == write_kind::delete_object ? std::string{} : core::encode_version_id(st.seq)});
     return;
   }
-  submit_staged(self, items, m.cmd.kind, std::move(m.done), false);
+  submit_staged(self, items, m.cmd.kind, std::move(m.done), false, std::move(key));
 }
 
 /// Hands staged changes to the store as the unit's next write, and keeps them pending (visible
 /// to later writes, not to queries) until the store says they are durable. `captured`: they are
 /// changes another program made in the store; only the unit's sequence is written.
 void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, write_callback done,
-                   bool captured) {
+                   bool captured, core::idempotency_entry key) {
   auto& st = self->state;
   std::uint64_t seq = st.seq + 1;
   auto vid = core::encode_version_id(seq);
@@ -533,6 +570,10 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     changes->push_back(core::record_change{s.dataset, s.before, after, std::move(s.before_doc),
                                            after_doc, std::move(s.ops)});
   }
+  if (!key.key.empty()) {
+    key.version_id = vid;
+    batch.keys.push_back(key);  // stored with the write, in the same transaction or batch
+  }
   caf::actor me = caf::actor_cast<caf::actor>(self);
   auto corrected = batch.corrected;
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
@@ -549,9 +590,13 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     const auto& id = c.after ? c.after->id : c.before->id;
     st.overlay[overlay_key(c.dataset, id)] = overlay_entry{c.after, c.after_doc, seq, captured};
   }
+  if (!key.key.empty()) {
+    st.keys.start(key.key, key.fingerprint);
+  }
   st.pending.push_back(pending_write{seq, std::move(vid), std::move(changes), std::move(done),
                                      object_deleted, kind == write_kind::delete_object_document,
-                                     std::move(corrected), captured});
+                                     std::move(corrected), captured, steady_now_ns(),
+                                     std::move(key)});
 }
 
 }  // namespace
@@ -895,6 +940,9 @@ void refuse_pending(shard_ptr self, const commit_msg& m) {
     if (w.done) {
       w.done(e);
     }
+    if (!w.key.key.empty()) {
+      st.keys.settle(w.key.key, e);
+    }
   }
   st.pending.clear();
   st.refused_through = st.seq;
@@ -971,6 +1019,10 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
   } else {
     st.deleted = false;
     publish(self, w);
+  }
+  if (!w.key.key.empty()) {
+    st.keys.remember(w.key, st.rt->opts.max_idempotency_keys_per_unit);
+    st.keys.settle(w.key.key, write_outcome{w.version_id});
   }
   w.done(write_outcome{std::move(w.version_id)});
 }
@@ -1352,6 +1404,9 @@ caf::behavior loading(shard_ptr self) {
         }
         st.seq = u.seq;
         st.deleted = u.deleted;
+        for (auto& k : u.keys) {
+          st.keys.remember(std::move(k), st.rt->opts.max_idempotency_keys_per_unit);
+        }
         st.last_modified_ms = u.last_modified_ms;
         for (auto& [name, records] : u.datasets) {
           st.data[name].records = std::move(records);

@@ -156,6 +156,7 @@ void unit_loader::run() {
     } else if (!out->error) {
       out->seq = snap->seq;
       out->deleted = snap->deleted;
+      out->keys = std::move(snap->keys);
     }
     if (out->error) {
       out->datasets.clear();

@@ -31,8 +31,9 @@ struct unit_load {
   std::uint64_t seq = 0;
   bool deleted = false;
   std::unordered_map<std::string, core::record_set> datasets;
-  std::int64_t last_modified_ms = 0;  ///< objects unit: the largest `modifiedAt` it holds
-  std::optional<core::error> error;   ///< set when the unit could not be read
+  std::int64_t last_modified_ms = 0;          ///< objects unit: the largest `modifiedAt` it holds
+  std::vector<core::idempotency_entry> keys;  ///< idempotency keys not yet expired
+  std::optional<core::error> error;           ///< set when the unit could not be read
 };
 
 class unit_loader {

@@ -45,10 +45,14 @@ struct write_command {
   std::string dataset;
   std::string id;
   boost::json::value body;
+  /// The caller's Idempotency-Key ("" none): a write the unit already acknowledged under it is
+  /// answered again with its versionId instead of being applied twice.
+  std::string idempotency_key;
 };
 
 struct write_outcome {
   std::string version_id;
+  bool replayed = false;  ///< answered from an idempotency key, not applied again
 };
 
 /// Completion of a write: runs on an actor thread once the write is durable, or at once for an

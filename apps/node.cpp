@@ -48,6 +48,8 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   o.actor_threads = c.actor_threads;
   o.max_pending_writes_per_unit = c.max_pending_writes_per_unit;
   o.unit_idle_ms = c.unit_idle_ms;
+  o.idempotency_key_ttl_ms = c.idempotency_key_ttl_ms;
+  o.max_idempotency_keys_per_unit = c.max_idempotency_keys_per_unit;
   o.owner_unavailable_error_ms = c.cluster.owner_unavailable_error_ms;
   o.records.max_bytes = c.records.max_bytes;
   o.records.max_members = c.records.max_members;

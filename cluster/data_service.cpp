@@ -25,6 +25,7 @@
 #include "cluster/grpc_server.hpp"
 #include "cluster/peer_service.hpp"
 #include "core/document_check.hpp"
+#include "core/idempotency_key.hpp"
 #include "log/log.hpp"
 #include "weir/v1/data.grpc.pb.h"
 
@@ -46,6 +47,7 @@ class data_service final : public weir::v1::Data::CallbackService {
     cmd.kind = actors::write_kind::put_object;
     cmd.space = req->space();
     cmd.object = req->object_id();
+    cmd.idempotency_key = req->idempotency_key();
     return run(ctx, std::move(cmd), &req->document_json(), reply);
   }
 
@@ -56,6 +58,7 @@ class data_service final : public weir::v1::Data::CallbackService {
     cmd.kind = actors::write_kind::delete_object;
     cmd.space = req->space();
     cmd.object = req->object_id();
+    cmd.idempotency_key = req->idempotency_key();
     return run(ctx, std::move(cmd), nullptr, reply);
   }
 
@@ -88,6 +91,7 @@ class data_service final : public weir::v1::Data::CallbackService {
     cmd.space = req->space();
     cmd.object = req->object_id();
     cmd.dataset = req->dataset();
+    cmd.idempotency_key = req->idempotency_key();
     if (auto ok = authorized(ctx, cmd); !ok) {  // who asks, before anything of the body
       auto* r = ctx->DefaultReactor();
       r->Finish(to_status(ok.error()));
@@ -127,6 +131,7 @@ class data_service final : public weir::v1::Data::CallbackService {
     cmd.object = req.object_id();
     cmd.dataset = req.dataset();
     cmd.id = req.id();
+    cmd.idempotency_key = req.idempotency_key();
     return cmd;
   }
 
@@ -159,6 +164,12 @@ class data_service final : public weir::v1::Data::CallbackService {
       reactor->Finish(to_status(ok.error()));
       return reactor;
     }
+    if (!cmd.idempotency_key.empty()) {
+      if (auto ok = core::check_idempotency_key(cmd.idempotency_key); !ok) {
+        reactor->Finish(to_status(ok.error()));
+        return reactor;
+      }
+    }
     // Node-wide: however many connections a backend opens (each holds up to 256 calls), the
     // writes it has in the actors' mailboxes at once stay bounded.
     if (in_flight_->fetch_add(1) >= opts_.max_data_calls) {
@@ -183,6 +194,7 @@ class data_service final : public weir::v1::Data::CallbackService {
                  in_flight->fetch_sub(1);
                  if (r) {
                    reply->set_version_id(r->version_id);
+                   reply->set_replayed(r->replayed);
                    reactor->Finish(grpc::Status::OK);
                  } else {
                    reactor->Finish(to_status(r.error()));

@@ -100,6 +100,7 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
   req.set_object_id(std::move(cmd.object));
   req.set_dataset(std::move(cmd.dataset));
   req.set_id(std::move(cmd.id));
+  req.set_idempotency_key(std::move(cmd.idempotency_key));
   if (!cmd.body.is_null()) {
     req.set_body_json(boost::json::serialize(cmd.body));
   }
@@ -112,7 +113,7 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
       },
       [answer, node](const grpc::Status& st, v1::ApplyReply& reply) {
         if (st.ok()) {
-          (*answer)(actors::write_outcome{reply.version_id()});
+          (*answer)(actors::write_outcome{reply.version_id(), reply.replayed()});
         } else {
           (*answer)(from_status(st, node));
         }

@@ -24,6 +24,7 @@
 #include "cluster/grpc_errors.hpp"
 #include "cluster/watch_codec.hpp"
 #include "core/document_check.hpp"
+#include "core/idempotency_key.hpp"
 #include "core/query_definition.hpp"
 #include "store/durable_store.hpp"
 #include "weir/v1/peer.grpc.pb.h"
@@ -147,6 +148,13 @@ class peer_service final : public v1::Peer::CallbackService {
     cmd.object = req->object_id();
     cmd.dataset = req->dataset();
     cmd.id = req->id();
+    if (!req->idempotency_key().empty()) {
+      if (auto ok = core::check_idempotency_key(req->idempotency_key()); !ok) {
+        r->Finish(to_status(ok.error()));
+        return r;
+      }
+      cmd.idempotency_key = req->idempotency_key();
+    }
     if (!req->body_json().empty()) {
       // As deep as the member that forwarded it parsed it; runtime::submit checks it again.
       auto body = core::parse_json(req->body_json());
@@ -159,6 +167,7 @@ class peer_service final : public v1::Peer::CallbackService {
     auto finish = [r, reply](core::result<actors::write_outcome> res) {
       if (res) {
         reply->set_version_id(res->version_id);
+        reply->set_replayed(res->replayed);
         r->Finish(grpc::Status::OK);
       } else {
         r->Finish(to_status(res.error()));

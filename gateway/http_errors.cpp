@@ -23,8 +23,10 @@ unsigned status_for(const core::error& e) {
   if (c == "patch.test_failed") {
     return 409;
   }
+  // The IETF Idempotency-Key draft: a key reused with a different request is 422.
   if (c == "patch.path_not_found" || c == "patch.out_of_bounds" || c == "patch.invalid_target" ||
-      c == "patch.move_into_child" || c == "patch.invalid_result") {
+      c == "patch.move_into_child" || c == "patch.invalid_result" ||
+      c == "request.idempotency_key_reused") {
     return 422;
   }
   if (c == "auth.forbidden" || c == "auth.tenant_forbidden" || c == "request.origin_forbidden") {

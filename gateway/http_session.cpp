@@ -11,6 +11,7 @@
 #include "actors/random_ids.hpp"
 #include "actors/runtime.hpp"
 #include "core/correlation_id.hpp"
+#include "core/idempotency_key.hpp"
 #include "core/origin.hpp"
 #include "core/query_health.hpp"
 #include "core/query_result.hpp"
@@ -171,8 +172,22 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
     respond(413, error_body(too_large), true);
     return;
   }
+  if (ec && &ec.category() == &http::make_error_code(http::error::bad_field).category() &&
+      ec != http::error::partial_message && ec != http::error::need_more) {
+    // Not HTTP (a control character in a header, a bad request line or chunk): answered in
+    // the envelope, like every other refusal, and the connection closed (RFC 9112 §2.2: what
+    // follows cannot be framed).
+    version_ = 11;
+    correlation_ = core::correlation_id_for(std::nullopt, actors::fast_uuid());
+    respond(400,
+            error_body(core::make_error("request.malformed",
+                                        "the request is not valid HTTP/1.1 (" + ec.message() +
+                                            "): check its request line and header fields")),
+            true);
+    return;
+  }
   if (ec) {
-    return;  // timeout, reset, or unparsable request: nothing useful can be answered
+    return;  // timeout, reset, or a request cut off: nobody is left to answer
   }
   handle(parser_->release());
 }
@@ -392,6 +407,19 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   auto cmd = std::move(route->cmd);
+  if (auto keys = req.count("Idempotency-Key"); keys > 0) {
+    auto key = std::string_view{req["Idempotency-Key"]};
+    auto ok =
+        keys > 1
+            ? core::result<void>{core::make_error("request.invalid_idempotency_key",
+                                                  "send one Idempotency-Key header, not several")}
+            : core::check_idempotency_key(key);
+    if (!ok) {
+      respond(400, error_body(ok.error()));
+      return;
+    }
+    cmd.idempotency_key = std::string{key};
+  }
   if (req.method() == http::verb::patch) {
     // PATCH takes an RFC 6902 JSON Patch (application/json-patch+json) on a record or an
     // object's property document, and Weir's own {$set, $unset, …} body on a record.
@@ -428,6 +456,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
       if (r) {
         boost::json::object o;
         o["versionId"] = r->version_id;
+        self->replayed_ = r->replayed;
         self->respond(200, boost::json::serialize(o));
       } else {
         self->respond(status_for(r.error()), error_body(r.error()));
@@ -909,6 +938,10 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   }
   if (!upgrade.empty()) {
     res_.set(http::field::upgrade, upgrade);
+  }
+  if (replayed_) {
+    res_.set("Idempotency-Replayed", "true");
+    replayed_ = false;
   }
   res_.keep_alive(keep_alive_ && !close);
   if (head_) {

@@ -36,6 +36,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
                std::string_view upgrade = {});
   /// The next respond()'s Content-Type (then JSON again).
   std::string_view content_type_ = "application/json";
+  /// The next respond() answers a write from its Idempotency-Key (Idempotency-Replayed: true).
+  bool replayed_ = false;
   /// The checks before a write or windowed request touches `space` (Origin 403, a refused
   /// credential, the space's rule): true when one answered.
   bool refuse_for_space(const http::request<http::string_body>& req, const std::string& space,

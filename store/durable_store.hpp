@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/idempotency_key.hpp"
 #include "core/result.hpp"
 
 namespace weir::core {
@@ -68,6 +69,9 @@ struct write_batch {
   /// ones of the same origin without writing them (they built on what was not applied), until
   /// the writer starts a new origin from what is durable.
   std::uint64_t origin = 0;
+  /// Idempotency keys the batch's writes carried: stored with it, atomically, and loaded with
+  /// the unit (those not yet expired), so a retry after a restart or failover finds them.
+  std::vector<core::idempotency_entry> keys;
 };
 
 /// A record as loaded from disk.
@@ -130,6 +134,8 @@ struct connection_health {
 struct unit_snapshot {
   std::uint64_t seq = 0;
   bool deleted = false;  ///< its object was deleted and nothing was written since
+  /// Its idempotency keys that had not expired when it was read (write_batch::keys).
+  std::vector<core::idempotency_entry> keys;
 };
 
 /// Receives each record of a unit being loaded: dataset, id, and the JSON text (movable).

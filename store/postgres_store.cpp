@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -78,9 +79,20 @@ constexpr migration migrations[] = {
      "  epoch bigint NOT NULL,"
      "  owners text[] NOT NULL,"
      "  changed_at timestamptz NOT NULL DEFAULT now());"},
+    // Idempotency keys of acknowledged writes, per unit, until they expire (write_batch::keys).
+    // Not in the change-capture publication: they are Weir's own bookkeeping.
+    {4, "idempotency keys",
+     "CREATE TABLE weir_idempotency_keys ("
+     "  space text NOT NULL,"
+     "  object text NOT NULL,"
+     "  key text NOT NULL,"
+     "  version_id text NOT NULL,"
+     "  fingerprint text NOT NULL,"
+     "  expires_at_ms bigint NOT NULL,"
+     "  PRIMARY KEY (space, object, key));"},
 };
 
-constexpr int latest_version = 3;
+constexpr int latest_version = 4;
 
 /// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
 void append_element(std::string& out, std::string_view v) {
@@ -556,6 +568,9 @@ struct postgres_store::impl {
         return fail(r);
       }
     }
+    if (auto r = store_keys(group); !r.ok()) {
+      return fail(r);
+    }
     if (opts.fence) {
       // Last, so the lock is held only for the COMMIT that follows.
       auto owned = check_ownership(group);
@@ -574,6 +589,45 @@ struct postgres_store::impl {
       return fail(r);
     }
     return {};
+  }
+
+  /// The group's idempotency keys, and the expired ones of the same units gone.
+  result_ptr store_keys(const std::vector<group_commit_queue::pending>& group) {
+    columns keys{6}, units{2};
+    std::set<std::pair<std::string_view, std::string_view>> seen;
+    for (const auto& p : group) {
+      const auto& u = p.batch.unit;
+      for (const auto& k : p.batch.keys) {
+        keys.add({u.space, u.object, k.key, k.version_id, std::to_string(k.fingerprint),
+                  std::to_string(k.expires_at_ms)});
+        if (seen.insert({u.space, u.object}).second) {
+          units.add({u.space, u.object});
+        }
+      }
+    }
+    if (keys.rows == 0) {
+      return result_ptr{PQmakeEmptyPGresult(writer_conn, PGRES_COMMAND_OK)};
+    }
+    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    auto u = units.finish();
+    auto r = exec(writer_conn,
+                  "DELETE FROM weir_idempotency_keys k USING unnest($1::text[], $2::text[]) "
+                  "AS u(space, object) WHERE k.space = u.space AND k.object = u.object AND "
+                  "k.expires_at_ms <= $3::bigint",
+                  {u[0], u[1], std::to_string(now_ms)});
+    if (!r.ok()) {
+      return r;
+    }
+    return exec(writer_conn,
+                "INSERT INTO weir_idempotency_keys "
+                "(space, object, key, version_id, fingerprint, expires_at_ms) "
+                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], "
+                "$5::text[], $6::bigint[]) "
+                "ON CONFLICT (space, object, key) DO UPDATE SET version_id = excluded.version_id, "
+                "fingerprint = excluded.fingerprint, expires_at_ms = excluded.expires_at_ms",
+                keys.finish());
   }
 
   /// Elastic membership's fence, the transaction's last statement before COMMIT: under a shared
@@ -710,6 +764,26 @@ core::result<unit_snapshot> postgres_store::load_unit(const unit_key& unit,
       if (PQntuples(r.r) == 1) {
         snap.seq = std::stoull(PQgetvalue(r.r, 0, 0));
         snap.deleted = PQgetvalue(r.r, 0, 1)[0] == 't';
+      }
+    }
+    {
+      auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+      auto r = exec(c,
+                    "SELECT key, version_id, fingerprint, expires_at_ms FROM weir_idempotency_keys "
+                    "WHERE space = $1 AND object = $2 AND expires_at_ms > $3::bigint",
+                    {unit.space, unit.object, std::to_string(now_ms)});
+      if (!r.ok()) {
+        return fail("its idempotency keys", r);
+      }
+      for (int i = 0; i < PQntuples(r.r); ++i) {
+        core::idempotency_entry e;
+        e.key = PQgetvalue(r.r, i, 0);
+        e.version_id = PQgetvalue(r.r, i, 1);
+        e.fingerprint = std::strtoull(PQgetvalue(r.r, i, 2), nullptr, 10);
+        e.expires_at_ms = std::strtoll(PQgetvalue(r.r, i, 3), nullptr, 10);
+        snap.keys.push_back(std::move(e));
       }
     }
     // Row by row (single-row mode): a large unit is never held twice in memory.

@@ -3,13 +3,14 @@
 // is shared by every write that arrived while the previous one was in flight.
 #include "store/rocksdb_store.hpp"
 
-#include <vector>
-
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -46,6 +47,14 @@ std::string record_key(const unit_key& u, std::string_view dataset, std::string_
   k.append(dataset);
   k.push_back(sep);
   k.append(id);
+  return k;
+}
+
+/// The prefix of a unit's idempotency keys (`i`); each key's value is
+/// "<versionId>\n<fingerprint>\n<expires at, ms>".
+std::string keys_prefix(const unit_key& u) {
+  auto k = unit_text('i', u);
+  k.push_back(sep);
   return k;
 }
 
@@ -97,6 +106,11 @@ struct rocksdb_store::impl {
         }
       }
       wb.Put(seq_key(p.batch.unit), encode_seq(p.batch.seq));
+      for (const auto& k : p.batch.keys) {
+        wb.Put(keys_prefix(p.batch.unit) + k.key, k.version_id + "\n" +
+                                                      std::to_string(k.fingerprint) + "\n" +
+                                                      std::to_string(k.expires_at_ms));
+      }
       if (p.batch.deleted) {
         if (*p.batch.deleted) {
           wb.Put(deleted_key(p.batch.unit), "1");
@@ -211,6 +225,33 @@ core::result<unit_snapshot> rocksdb_store::load_unit(const unit_key& unit,
   }
   if (!it->status().ok()) {
     return core::make_error("store.read_failed", "cannot read unit: " + it->status().ToString());
+  }
+  // Its idempotency keys; expired ones are dropped here (nothing else reads them).
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  auto kp = keys_prefix(unit);
+  std::unique_ptr<rocksdb::Iterator> ki{impl_->db->NewIterator(rocksdb::ReadOptions{})};
+  rocksdb::WriteBatch expired;
+  for (ki->Seek(kp); ki->Valid() && ki->key().starts_with(kp); ki->Next()) {
+    auto v = ki->value().ToStringView();
+    auto a = v.find('\n'), b = a == std::string_view::npos ? a : v.find('\n', a + 1);
+    if (b == std::string_view::npos) {
+      continue;
+    }
+    core::idempotency_entry e;
+    e.key = ki->key().ToString().substr(kp.size());
+    e.version_id = std::string{v.substr(0, a)};
+    e.fingerprint = std::strtoull(std::string{v.substr(a + 1, b - a - 1)}.c_str(), nullptr, 10);
+    e.expires_at_ms = std::strtoll(std::string{v.substr(b + 1)}.c_str(), nullptr, 10);
+    if (e.expires_at_ms <= now_ms) {
+      expired.Delete(ki->key());
+    } else {
+      snap.keys.push_back(std::move(e));
+    }
+  }
+  if (expired.Count() > 0) {
+    impl_->db->Write(rocksdb::WriteOptions{}, &expired);
   }
   return snap;
 }

@@ -793,9 +793,9 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_auth(file, root, cfg.auth));
   {
-    auto s = open_section(
-        file, root, "store",
-        {"backend", "postgres", "queueCapacity", "maxPendingWritesPerUnit", "unitIdleMs"});
+    auto s = open_section(file, root, "store",
+                          {"backend", "postgres", "queueCapacity", "maxPendingWritesPerUnit",
+                           "unitIdleMs", "idempotencyKeyTtlMs", "maxIdempotencyKeysPerUnit"});
     if (!s) {
       return std::move(s).error();
     }
@@ -832,6 +832,9 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     WEIR_TRY(assign(*s, "queueCapacity", 1, 1000000, cfg.store_queue_capacity));
     WEIR_TRY(assign(*s, "maxPendingWritesPerUnit", 1, 1000000, cfg.max_pending_writes_per_unit));
     WEIR_TRY(assign(*s, "unitIdleMs", 10, 86400000, cfg.unit_idle_ms));
+    WEIR_TRY(assign(*s, "idempotencyKeyTtlMs", 1000, 604800000, cfg.idempotency_key_ttl_ms));
+    WEIR_TRY(
+        assign(*s, "maxIdempotencyKeysPerUnit", 1, 10000000, cfg.max_idempotency_keys_per_unit));
   }
   WEIR_TRY(read_hub(file, root, cfg.hub));
   {

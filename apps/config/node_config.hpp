@@ -177,6 +177,12 @@ struct node_config {
   /// store.unitIdleMs, 10..86400000: a unit with no subscription and no write for this long
   /// releases its memory (its actor stops; the next use reloads it from the store).
   std::int64_t unit_idle_ms = 60000;
+  /// store.idempotencyKeyTtlMs, 1000..604800000: how long a unit remembers the Idempotency-Key
+  /// of an acknowledged write (a retry within it is answered, not applied again).
+  std::int64_t idempotency_key_ttl_ms = 86400000;
+  /// store.maxIdempotencyKeysPerUnit, 1..10000000: keys a unit remembers at most; beyond it the
+  /// ones closest to expiry are forgotten first.
+  std::size_t max_idempotency_keys_per_unit = 100000;
   hub_limits hub;
   windowed_settings windowed;
   record_settings records;

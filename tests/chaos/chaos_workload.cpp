@@ -191,20 +191,31 @@ void chaos_workload::http_writer(int w) {
       value.clear();
       what = "DELETE";
     }
+    // Every write carries its own Idempotency-Key; one whose outcome is unknown is retried
+    // under it (on any member) up to twice: applied once, or answered with what was.
+    headers["Idempotency-Key"] = tok;
     outcome result = outcome::unknown;
-    int member = pick_member(rng);
-    try {
-      auto r = test::http(cluster_.http_port(member), method, target, body, headers);
-      result = classify(r.status, r.body);
-    } catch (const boost::system::system_error& e) {
-      // Refused at connect: nothing was sent. Anything later: the answer was lost.
-      result =
-          e.code() == boost::asio::error::connection_refused ? outcome::refused : outcome::unknown;
-    } catch (const std::exception&) {
-      result = outcome::unknown;
+    std::string via;
+    for (int attempt = 0; attempt < 3 && result == outcome::unknown; ++attempt) {
+      if (attempt > 0) {
+        std::this_thread::sleep_for(300ms);
+      }
+      int member = pick_member(rng);
+      via += (via.empty() ? " via " : ",") + cluster_.id(member);
+      try {
+        auto r = test::http(cluster_.http_port(member), method, target, body, headers);
+        result = classify(r.status, r.body);
+      } catch (const boost::system::system_error& e) {
+        // Refused at connect: nothing was sent (though an earlier attempt may have been).
+        result = e.code() == boost::asio::error::connection_refused && attempt == 0
+                     ? outcome::refused
+                     : outcome::unknown;
+      } catch (const std::exception&) {
+        result = outcome::unknown;
+      }
     }
     for (const auto& rid : ids) {
-      record(object + "/" + rid, op{value, result, what + " via " + cluster_.id(member)});
+      record(object + "/" + rid, op{value, result, what + via});
     }
     --in_flight_;
     std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 20));
@@ -296,19 +307,28 @@ void chaos_workload::sql_writer() {
 
 void chaos_workload::counter_writer() {
   std::mt19937_64 rng{seed_ * 131 + 3};
+  std::uint64_t n = 0;
   while (wait_turn()) {
-    int member = pick_member(rng);
     outcome result = outcome::unknown;
-    try {
-      auto r = test::http(
-          cluster_.http_port(member), "PATCH",
-          std::string{"/v1/spaces/t/objects/"} + counter_object + "/datasets/items/records/ctr",
-          R"({"$inc":{"n":1}})");
-      result = classify(r.status, r.body);
-    } catch (const boost::system::system_error& e) {
-      result =
-          e.code() == boost::asio::error::connection_refused ? outcome::refused : outcome::unknown;
-    } catch (const std::exception&) {
+    // Retried under its Idempotency-Key while its outcome is unknown: counted once at most.
+    std::map<std::string, std::string> headers{{"Idempotency-Key", "inc-" + std::to_string(++n)}};
+    for (int attempt = 0; attempt < 3 && result == outcome::unknown; ++attempt) {
+      if (attempt > 0) {
+        std::this_thread::sleep_for(300ms);
+      }
+      int member = pick_member(rng);
+      try {
+        auto r = test::http(
+            cluster_.http_port(member), "PATCH",
+            std::string{"/v1/spaces/t/objects/"} + counter_object + "/datasets/items/records/ctr",
+            R"({"$inc":{"n":1}})", headers);
+        result = classify(r.status, r.body);
+      } catch (const boost::system::system_error& e) {
+        result = e.code() == boost::asio::error::connection_refused && attempt == 0
+                     ? outcome::refused
+                     : outcome::unknown;
+      } catch (const std::exception&) {
+      }
     }
     {
       std::lock_guard lock{mu_};

@@ -32,7 +32,10 @@ weir_process::weir_process(std::vector<std::string> serve_args) {
     ADD_FAILURE() << "pipe2 failed";
     return;
   }
-  std::vector<std::string> args{WEIR_BINARY, "serve"};
+  // WEIR_BINARY in the environment runs another build (a long chaos run keeps a copy of its
+  // own while the tree is rebuilt).
+  const char* binary = std::getenv("WEIR_BINARY") ? std::getenv("WEIR_BINARY") : WEIR_BINARY;
+  std::vector<std::string> args{binary, "serve"};
   args.insert(args.end(), serve_args.begin(), serve_args.end());
   std::vector<char*> argv;
   for (auto& a : args) {

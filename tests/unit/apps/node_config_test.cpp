@@ -455,6 +455,20 @@ TEST(NodeConfigStoreTest, UnitBoundsAreConfigurable) {
   EXPECT_FALSE(load_config_text("store: { maxPendingWritesPerUnit: 0 }", "w").has_value());
 }
 
+TEST(NodeConfigStoreTest, IdempotencyKeysAreKeptForAConfiguredTimeAndCount) {
+  auto defaults = load_config_text("", "w");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->idempotency_key_ttl_ms, 86400000);
+  EXPECT_EQ(defaults->max_idempotency_keys_per_unit, 100000u);
+  auto cfg =
+      load_config_text("store: { idempotencyKeyTtlMs: 60000, maxIdempotencyKeysPerUnit: 10 }", "w");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
+  EXPECT_EQ(cfg->idempotency_key_ttl_ms, 60000);
+  EXPECT_EQ(cfg->max_idempotency_keys_per_unit, 10u);
+  EXPECT_FALSE(load_config_text("store: { idempotencyKeyTtlMs: 999 }", "w").has_value());
+  EXPECT_FALSE(load_config_text("store: { maxIdempotencyKeysPerUnit: 0 }", "w").has_value());
+}
+
 TEST(NodeConfigStoreTest, TheBackendIsEmbeddedOrPostgres) {
   auto defaults = load_config_text("", "w");
   ASSERT_TRUE(defaults.has_value());
