@@ -253,6 +253,7 @@ void runtime::submit(write_command cmd, write_callback user_done) {
     // unit. 404 only when neither held anything.
     auto space = cmd.space;
     auto object = cmd.object;
+    auto key = cmd.idempotency_key;
     auto* rt = impl_.get();
     cmd.dataset.clear();
     if (auto owner = rt_owner(*rt, {space, object})) {
@@ -262,34 +263,37 @@ void runtime::submit(write_command cmd, write_callback user_done) {
     }
     impl_->send_to_shard(
         {space, object},
-        write_msg{
-            std::move(cmd),
-            [rt, space, object, done = std::move(done)](core::result<write_outcome> first) mutable {
-              if (!first) {
-                done(std::move(first).error());
-                return;
-              }
-              bool had_data = !first->version_id.empty();
-              write_command doc;
-              doc.kind = write_kind::delete_object_document;
-              doc.space = space;
-              doc.dataset = std::string{objects_dataset};
-              doc.id = object;
-              rt->submit_unit({space, ""}, std::move(doc),
-                              [had_data, object, first = std::move(first.value()),
-                               done = std::move(done)](core::result<write_outcome> second) mutable {
-                                if (second) {
-                                  done(std::move(second));
-                                } else if (second.error().code == "record.not_found" && had_data) {
-                                  done(std::move(first));
-                                } else if (second.error().code == "record.not_found") {
-                                  done(core::make_error("object.not_found",
-                                                        "object '" + object + "' does not exist"));
-                                } else {
-                                  done(std::move(second).error());
-                                }
-                              });
-            }});
+        write_msg{std::move(cmd), [rt, space, object, key, done = std::move(done)](
+                                      core::result<write_outcome> first) mutable {
+                    if (!first) {
+                      done(std::move(first).error());
+                      return;
+                    }
+                    bool had_data = !first->version_id.empty();
+                    write_command doc;
+                    doc.kind = write_kind::delete_object_document;
+                    doc.space = space;
+                    doc.dataset = std::string{objects_dataset};
+                    doc.id = object;
+                    // The same key in the `objects` unit: a retry answers the property document's
+                    // delete as it was answered, even once there is nothing left to delete.
+                    doc.idempotency_key = key;
+                    rt->submit_unit(
+                        {space, ""}, std::move(doc),
+                        [had_data, object, first = std::move(first.value()),
+                         done = std::move(done)](core::result<write_outcome> second) mutable {
+                          if (second) {
+                            done(std::move(second));
+                          } else if (second.error().code == "record.not_found" && had_data) {
+                            done(std::move(first));
+                          } else if (second.error().code == "record.not_found") {
+                            done(core::make_error("object.not_found",
+                                                  "object '" + object + "' does not exist"));
+                          } else {
+                            done(std::move(second).error());
+                          }
+                        });
+                  }});
     return;
   }
   store::unit_key unit{cmd.space, cmd.object};

@@ -446,11 +446,6 @@ void handle_write(shard_ptr self, write_msg& m) {
     handle_refresh(self, m);
     return;
   }
-  if (st.pending.size() >= st.rt->opts.max_pending_writes_per_unit) {
-    m.done(core::make_error("server.overloaded",
-                            "too many writes are waiting to become durable on this unit; retry"));
-    return;
-  }
   core::idempotency_entry key;
   if (!m.cmd.idempotency_key.empty()) {
     // A retry of a write this unit acknowledged (or is committing) is answered with that
@@ -477,12 +472,21 @@ void handle_write(shard_ptr self, write_msg& m) {
     if (auto* f = st.keys.pending(key.key)) {
       if (f->fingerprint != key.fingerprint) {
         m.done(reused());
+      } else if (f->waiters.size() >= 64) {
+        m.done(core::make_error("server.overloaded",
+                                "too many retries of this Idempotency-Key are waiting for the "
+                                "first one's outcome; retry later"));
       } else {
         f->waiters.push_back(std::move(m.done));
       }
       return;
     }
     key.expires_at_ms = idempotency_memory::now_ms() + st.rt->opts.idempotency_key_ttl_ms;
+  }
+  if (st.pending.size() >= st.rt->opts.max_pending_writes_per_unit) {
+    m.done(core::make_error("server.overloaded",
+                            "too many writes are waiting to become durable on this unit; retry"));
+    return;
   }
   auto staged_r = stage(st, m.cmd);
   if (!staged_r) {
@@ -493,7 +497,7 @@ void handle_write(shard_ptr self, write_msg& m) {
   if (items.empty()) {
     // Nothing to change (a batch deleting only absent ids, or deleting an empty object's data):
     // answer with the unit's current version; an empty id tells delete_object "held nothing".
-    // (Its key is not remembered: a retry changes nothing either.)
+    // (Its key is not remembered: nothing was stored; a retry is judged again.)
     m.done(write_outcome{
         m.cmd.kind == write_kind::delete_object ? std::string{} : core::encode_version_id(st.seq)});
     return;
@@ -922,10 +926,12 @@ void apply_corrections(pending_write& w) {
   w.changes = std::move(changes);
 }
 
-/// The store refused a write because another member owns the unit now (elastic membership's
-/// fence): nothing of it was applied, nor of the writes staged after it, which built on it.
-/// Each is answered with the refusal and leaves the overlay; what was published stays. The
-/// unit moves away once this node's view of the owners catches up.
+/// The store refused a write (elastic membership's fence: another member owns the unit now), or
+/// on PostgreSQL could not commit it: nothing of it was applied, nor of the writes staged after
+/// it, which built on it (the store refuses those of the same origin unwritten). Each is
+/// answered with the refusal and leaves the overlay; what was published stays; what is staged
+/// next starts a new origin. After the fence, the unit moves away once this node's view of the
+/// owners catches up.
 void refuse_pending(shard_ptr self, const commit_msg& m) {
   auto& st = self->state;
   auto e = core::make_error(m.code, m.error);
@@ -1389,13 +1395,14 @@ caf::behavior loading(shard_ptr self) {
         if (u.error) {
           // The unit cannot be read (store stopped, or an I/O error): this actor serves nothing.
           // What waits for it is answered (load_failed), then it ends; the next use tries
-          // again. Query actors it adopted end with it (they monitor it).
+          // again. Query actors it adopted end too, telling their subscribers.
           log::error("cannot load a unit", {{"space", st.unit.space},
                                             {"object", st.unit.object},
                                             {"code", u.error->code},
                                             {"error", u.error->message}});
           for (auto& a : st.adopted) {
-            self->send(a.actor, stop_atom::value);
+            // Every subscription they hold ends with its protocol's error (fail_msg).
+            self->send(a.actor, fail_msg{u.error->message, u.error->code});
           }
           st.adopted.clear();
           self->become(load_failed(self, *u.error));

@@ -249,8 +249,8 @@ std::string bind_reason(const std::string& address, std::uint16_t port) {
   return why;
 }
 
-/// gRPC's own log lines go through Weir's structured log (warnings and errors only), so that a
-/// node's output stays one line per event in one format.
+/// gRPC's own log lines go through Weir's structured log (its errors as errors, the rest at
+/// debug level), so that a node's output stays one line per event in one format.
 void route_grpc_log(gpr_log_func_args* args) {
   std::string_view m{args->message ? args->message : ""};
   if (args->severity == GPR_LOG_SEVERITY_ERROR) {

@@ -8,6 +8,7 @@
 // without being written, since they were built on it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -186,13 +187,22 @@ class group_commit_queue {
   static constexpr std::chrono::seconds broken_retention{60};
   static constexpr std::size_t max_broken = 65536;
   void forget_broken(std::chrono::steady_clock::time_point now) {
-    if (broken_.size() < max_broken / 2 && (broken_.empty() || now < next_sweep_)) {
+    if (broken_.empty() || (now < next_sweep_ && broken_.size() <= max_broken)) {
       return;
     }
     next_sweep_ = now + std::chrono::seconds{5};
-    std::erase_if(broken_, [&](const auto& b) {
-      return now - b.second > broken_retention || broken_.size() > max_broken;
-    });
+    std::erase_if(broken_, [&](const auto& b) { return now - b.second > broken_retention; });
+    if (broken_.size() > max_broken) {
+      // Still too many (an outage across very many units): the oldest go first.
+      std::vector<std::chrono::steady_clock::time_point> times;
+      times.reserve(broken_.size());
+      for (const auto& b : broken_) {
+        times.push_back(b.second);
+      }
+      auto cut = times.begin() + static_cast<std::ptrdiff_t>(broken_.size() - max_broken);
+      std::nth_element(times.begin(), cut, times.end());
+      std::erase_if(broken_, [&](const auto& b) { return b.second < *cut; });
+    }
   }
 
   const std::size_t capacity_;

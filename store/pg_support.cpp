@@ -1,6 +1,8 @@
 // libpq helpers shared by the PostgreSQL store and its change reader (see pg_support.hpp).
 #include "store/pg_support.hpp"
 
+#include <poll.h>
+
 #include <cstdio>
 #include <string_view>
 
@@ -24,11 +26,23 @@ void on_notice(void*, const char* message) {
 
 }  // namespace
 
-bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects) {
-  // Only an idle session has nothing of a statement's left to read (PQconsumeInput would take
-  // a pending result's bytes otherwise, which is harmless but pointless).
-  if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE) {
-    PQconsumeInput(c);  // a FATAL and EOF waiting here set the status to CONNECTION_BAD
+bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects, const char* setup_sql) {
+  // Only an idle session has nothing of a statement's left to read. A server that ended the
+  // session left an ErrorResponse (FATAL) and then EOF: PQconsumeInput takes the bytes there
+  // are, PQisBusy parses them (an idle-time error becomes a notice), and the next
+  // PQconsumeInput meets the EOF, which marks the connection broken. Bounded: a server that
+  // keeps sending notices does not hold this up.
+  for (int round = 0;
+       round < 8 && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE;
+       ++round) {
+    pollfd p{PQsocket(c), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) {
+      break;  // nothing waiting: the session is as good as a check can tell
+    }
+    if (!PQconsumeInput(c)) {
+      break;  // EOF or an error: the status says broken now
+    }
+    PQisBusy(c);
   }
   if (PQstatus(c) == CONNECTION_OK) {
     return true;
@@ -36,6 +50,11 @@ bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects) {
   PQreset(c);
   if (PQstatus(c) != CONNECTION_OK) {
     return false;
+  }
+  if (setup_sql) {
+    // Session settings do not survive a reset (a pooler in front may not take them as startup
+    // options either): set them again.
+    result_ptr{PQexec(c, setup_sql)};
   }
   if (reconnects) {
     reconnects->fetch_add(1, std::memory_order_relaxed);

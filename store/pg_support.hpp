@@ -44,7 +44,9 @@ struct result_ptr {
 /// connection broken) and reconnects a broken one. True when `c` is usable; false when it is
 /// still broken (the database is down): the statement then fails with libpq's reason.
 /// A reconnect counts in `reconnects` (when given).
-bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects = nullptr);
+/// `setup_sql` runs on a fresh session (the settings the old one had, e.g. a statement timeout).
+bool heal(PGconn* c, std::atomic<std::uint64_t>* reconnects = nullptr,
+          const char* setup_sql = nullptr);
 
 /// Whether a statement on `c` failed because the session broke (the server went away, or ended
 /// it): running it again on a fresh connection may succeed.

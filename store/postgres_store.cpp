@@ -94,6 +94,9 @@ constexpr migration migrations[] = {
 
 constexpr int latest_version = 4;
 
+/// The writer session's settings (again after each reconnect).
+constexpr const char* writer_setup = "SET statement_timeout = '30s'";
+
 /// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
 void append_element(std::string& out, std::string_view v) {
   if (out.size() > 1) {
@@ -265,14 +268,14 @@ struct postgres_store::impl {
     auto pause = std::chrono::milliseconds{100};
     bool uncertain = false;
     for (;;) {
-      pg::heal(writer_conn, &reconnects);
+      pg::heal(writer_conn, &reconnects, writer_setup);
       commit_sent = false;
       auto r = commit(group);
       bool conflict = !r && r.error().code == "store.conflict";
       bool broke = !r && pg::broken(writer_conn);
       uncertain = uncertain || (broke && commit_sent);
-      note(r ? std::string{} : r.error().message, broke);
       if (r || (!broke && !conflict) || std::chrono::steady_clock::now() + pause > deadline) {
+        note(r ? std::string{} : r.error().message, broke);  // the outcome, after the retries
         return uncertain ? outcome_unknown(group, r) : r;
       }
       std::this_thread::sleep_for(pause);
@@ -318,9 +321,11 @@ struct postgres_store::impl {
   auto on_healed(
       PGconn* c, F&& attempt, const std::function<bool()>& again = [] { return true; })
       -> decltype(attempt(c)) {
-    pg::heal(c, &reconnects);
+    bool was_usable = pg::heal(c, &reconnects);
     auto r = attempt(c);
-    if (!r && pg::broken(c) && again()) {
+    // Once more only when the session broke under the statement: when the database could not
+    // be reached at all, a second connect would only double the wait.
+    if (!r && was_usable && pg::broken(c) && again()) {
       pg::heal(c, &reconnects);
       r = attempt(c);
     }
@@ -446,6 +451,9 @@ struct postgres_store::impl {
     // already, so the reader skips it (a transactional logical message, in the same round trip
     // as BEGIN; any role may emit one, and it costs a few bytes of WAL). It names this member.
     if (auto r = result_ptr{PQexec(writer_conn, begin_sql.c_str())}; !r.ok()) {
+      if (!r.r) {
+        r.why = PQerrorMessage(writer_conn);  // no result: the connection says why
+      }
       return fail(r);
     }
     for (const auto& p : group) {
@@ -662,6 +670,7 @@ struct postgres_store::impl {
     }
     std::sort(owners.begin(), owners.end());
     std::vector<group_commit_queue::pending> owned;
+    std::set<std::uint64_t> refused_origins;  // later batches of these built on a refused one
     for (const auto& p : group) {
       const auto& u = p.batch.unit;
       if (owners.empty()) {
@@ -671,12 +680,20 @@ struct postgres_store::impl {
       const auto& owner =
           owners[core::rendezvous_owner(owners, core::unit_name(u.space, u.object))];
       bool current = p.batch.epoch == 0 || epoch <= p.batch.epoch + 1;
-      if (owner == opts.member && current) {
+      bool after_refused = p.batch.origin != 0 && refused_origins.count(p.batch.origin) > 0;
+      if (owner == opts.member && current && !after_refused) {
         owned.push_back(p);
       } else if (p.batch.refused) {
+        if (p.batch.origin != 0) {
+          refused_origins.insert(p.batch.origin);
+        }
         *p.batch.refused = core::make_error(
             "cluster.not_owner",
-            owner != opts.member
+            owner == opts.member && current
+                ? "an earlier write of object '" + u.object + "' of space '" + u.space +
+                      "' was refused (the cluster's owners changed) and this one was built on "
+                      "it; nothing was applied: retry"
+            : owner != opts.member
                 ? "member '" + opts.member + "' no longer owns object '" + u.object +
                       "' of space '" + u.space + "' ('" + owner +
                       "' does now: the cluster's owners changed); nothing was applied: retry"
@@ -701,14 +718,17 @@ int postgres_store::schema_version() {
 
 core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts) {
   auto p = std::make_unique<impl>();
-  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
-  // holding every queued write. Set at connect, so a reconnected session has it too.
-  auto w =
-      connect(opts.url, {{"options", pg::url_options(opts.url) + " -c statement_timeout=30000"}});
+  auto w = connect(opts.url);
   if (!w) {
     return std::move(w).error();
   }
   p->writer_conn = *w;
+  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
+  // holding every queued write. A SET (not a startup option, which a pooler such as PgBouncer
+  // may refuse), made again on every reconnected session (pg::heal).
+  if (auto t = exec(p->writer_conn, writer_setup); !t.ok()) {
+    return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
+  }
   {
     auto* lit = PQescapeLiteral(p->writer_conn, opts.member.data(), opts.member.size());
     p->begin_sql = std::string{"BEGIN; SELECT pg_logical_emit_message(true, 'weir', "} + lit + ")";

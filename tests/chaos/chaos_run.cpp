@@ -126,6 +126,10 @@ chaos_report run_chaos(const chaos_options& opts) {
         std::make_unique<chaos_stream>(cluster, chaos_stream::kind::sse_hub, o, ++sseed));
     streams.push_back(
         std::make_unique<chaos_stream>(cluster, chaos_stream::kind::windowed, o, ++sseed));
+    streams.push_back(
+        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::ws_hub_delta, o, ++sseed));
+    streams.push_back(
+        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::direct_sse, o, ++sseed));
   }
 
   std::mt19937_64 rng{opts.seed};

@@ -2,11 +2,13 @@
 #include "chaos_streams.hpp"
 
 #include <functional>
+#include <optional>
 #include <random>
 
 #include <boost/json.hpp>
 
 #include "sse_test_support.hpp"
+#include "test_support.hpp"
 #include "windowed_test_support.hpp"
 
 namespace weir::chaos {
@@ -37,7 +39,11 @@ chaos_stream::~chaos_stream() {
 }
 
 std::string chaos_stream::name() const {
-  return std::string{kind_ == kind::sse_hub ? "SSE hub" : "windowed"} + " stream on " + object_;
+  const char* k = kind_ == kind::sse_hub        ? "SSE hub"
+                  : kind_ == kind::ws_hub_delta ? "WebSocket hub (delta)"
+                  : kind_ == kind::direct_sse   ? "direct SSE"
+                                                : "windowed";
+  return std::string{k} + " stream on " + object_;
 }
 
 std::map<std::string, std::string> chaos_stream::view(bool* live) const {
@@ -65,10 +71,23 @@ void chaos_stream::run() {
     for (int k = 0; k < n && !cluster_.serving(member); ++k) {
       member = (member + 1) % n;
     }
-    if (kind_ == kind::sse_hub) {
-      run_hub(member);
-    } else {
-      run_windowed(member);
+    try {
+      switch (kind_) {
+        case kind::sse_hub:
+          run_hub(member);
+          break;
+        case kind::ws_hub_delta:
+          run_ws_hub(member);
+          break;
+        case kind::direct_sse:
+          run_direct(member);
+          break;
+        case kind::windowed:
+          run_windowed(member);
+          break;
+      }
+    } catch (const std::exception&) {
+      ended("connection failed");  // a member down or stopped: open it again elsewhere
     }
     std::this_thread::sleep_for(100ms);
   }
@@ -125,6 +144,110 @@ void chaos_stream::run_hub(int member) {
     const auto* data =
         payload && payload->is_object() ? payload->as_object().if_contains("data") : nullptr;
     if (type && *type == "QueryResult" && data && data->is_array()) {
+      std::map<std::string, std::string> view;
+      for (const auto& rec : data->as_array()) {
+        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
+      }
+      std::lock_guard lock{mu_};
+      view_ = std::move(view);
+      live_ = true;
+    }
+  }
+  s.close();
+}
+
+void chaos_stream::run_ws_hub(int member) {
+  test::ws_client ws{cluster_.http_port(member)};
+  std::optional<std::string> hello;
+  for (int i = 0; i < 50 && !hello && ws.is_open() && !stopping_; ++i) {
+    hello = ws.poll(100ms);
+  }
+  if (!hello) {
+    return;
+  }
+  ws.subscribe("q", "T.Items.All", {{"obj", object_}}, 1, "delta");
+  ++opened_;
+  std::map<std::string, std::string> view;
+  bool based = false;
+  while (!stopping_) {
+    auto t = ws.poll(300ms);
+    if (!t) {
+      if (!ws.is_open()) {
+        ended(ws.close_status() ? "ws close " + std::to_string(ws.close_status()->first) : "eof");
+        return;
+      }
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(*t, ec);
+    if (ec || !v.is_object()) {
+      ended("malformed frame");
+      return;
+    }
+    const auto& f = v.as_object();
+    const auto* type = f.if_contains("type");
+    if (type && *type == "Error") {
+      ended("error");
+      return;
+    }
+    const auto* payload = f.if_contains("payload");
+    if (!type || *type != "QueryResult" || !payload || !payload->is_object()) {
+      continue;
+    }
+    const auto& p = payload->as_object();
+    if (const auto* data = p.if_contains("data"); data && data->is_array()) {
+      view.clear();  // a baseline
+      for (const auto& rec : data->as_array()) {
+        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
+      }
+      based = true;
+    } else if (const auto* cs = p.if_contains("changeSet"); cs && cs->is_object() && based) {
+      for (const char* list : {"added", "replaced"}) {
+        if (const auto* l = cs->as_object().if_contains(list); l && l->is_array()) {
+          for (const auto& rec : l->as_array()) {
+            view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
+          }
+        }
+      }
+      if (const auto* l = cs->as_object().if_contains("removed"); l && l->is_array()) {
+        for (const auto& rec : l->as_array()) {
+          view.erase(std::string{rec.as_object().at("id").as_string()});
+        }
+      }
+    }
+    if (based) {
+      std::lock_guard lock{mu_};
+      view_ = view;
+      live_ = true;
+    }
+  }
+}
+
+void chaos_stream::run_direct(int member) {
+  test::sse_client::options o;
+  o.target = "/api/t/items?obj=" + object_;
+  o.headers = {{"Accept", "text/event-stream"}};
+  test::sse_client s{cluster_.http_port(member), o};
+  if (s.status() != 200) {
+    return;
+  }
+  ++opened_;
+  while (!stopping_) {
+    auto ev = s.read_event(300ms);
+    if (!ev) {
+      if (s.ended()) {
+        ended("eof");
+        return;
+      }
+      continue;
+    }
+    if (ev->rfind("data: ", 0) != 0) {
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(ev->substr(6), ec);
+    const auto* data = !ec && v.is_object() ? v.as_object().if_contains("data") : nullptr;
+    if (data && data->is_array()) {
       std::map<std::string, std::string> view;
       for (const auto& rec : data->as_array()) {
         view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);

@@ -1,5 +1,7 @@
 // weir::chaos::chaos_streams — the harness's subscribers: per object, an Arc SSE hub
-// subscription (full transfer mode) and a windowed stream, each on a member picked at random,
+// subscription (full transfer mode), an Arc WebSocket hub subscription (delta: the client applies
+// each change set to its copy), an Arc direct SSE stream and a windowed stream, each on a member
+// picked at random,
 // keeping the view a client would (id → tok). A stream that ends is opened again on another
 // member, as a client would; how each ended is counted (a windowed `closed` reason, the hub's
 // Error frame, or the connection dropping). At a quiet point the checker asks every stream to
@@ -22,7 +24,7 @@ namespace weir::chaos {
 
 class chaos_stream {
  public:
-  enum class kind { sse_hub, windowed };
+  enum class kind { sse_hub, ws_hub_delta, direct_sse, windowed };
   chaos_stream(chaos_cluster& cluster, kind k, std::string object, std::uint64_t seed);
   ~chaos_stream();
 
@@ -36,6 +38,8 @@ class chaos_stream {
  private:
   void run();
   void run_hub(int member);
+  void run_ws_hub(int member);
+  void run_direct(int member);
   void run_windowed(int member);
   void ended(const std::string& how);
 

@@ -94,6 +94,31 @@ TEST_F(Idempotency, ARetryUnderTheSameKeyIsAnsweredAgainAndAppliedOnce) {
   EXPECT_EQ(version_of(d2), version_of(d1));
 }
 
+TEST_F(Idempotency, AnObjectDeleteRetriedUnderItsKeyIsAnsweredAsTheFirstTime) {
+  // Two units (the object's datasets, then its property document): the key goes to both, so a
+  // retry answers as the original did even when nothing is left to delete (else 404).
+  auto node = start_node(dir.path());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  for (bool with_data : {false, true}) {
+    auto obj = with_data ? std::string{"full"} : std::string{"docOnly"};
+    ASSERT_EQ(http(port, "PUT", "/v1/spaces/t/objects/" + obj, R"({"name":"x"})").status, 200u);
+    if (with_data) {
+      put_record(port, "t", obj, "items", "r", R"({"n":1})");
+    }
+    auto key = "delete-" + obj;
+    auto first =
+        http(port, "DELETE", "/v1/spaces/t/objects/" + obj, "", {{"Idempotency-Key", key}});
+    ASSERT_EQ(first.status, 200u) << first.body;
+    auto again =
+        http(port, "DELETE", "/v1/spaces/t/objects/" + obj, "", {{"Idempotency-Key", key}});
+    ASSERT_EQ(again.status, 200u) << again.body;
+    EXPECT_EQ(version_of(again), version_of(first)) << obj;
+    EXPECT_EQ(again.headers["idempotency-replayed"], "true");
+    EXPECT_EQ(http(port, "DELETE", "/v1/spaces/t/objects/" + obj).status, 404u);
+  }
+}
+
 TEST_F(Idempotency, RetriesThatArriveWhileTheOriginalCommitsWaitForItsOutcome) {
   auto node = start_node(dir.path());
   ASSERT_TRUE(node);

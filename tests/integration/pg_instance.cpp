@@ -176,22 +176,36 @@ bool pg_instance::restart() {
 }
 
 void pg_instance::stop_server(bool immediate) {
-  if (pid_ > 0) {
-    kill(pid_, immediate ? SIGQUIT : SIGINT);  // immediate or fast shutdown
-    for (int i = 0; i < 200; ++i) {
+  if (pid_ <= 0) {
+    return;
+  }
+  // A fast shutdown waits for walsenders to send what is left, which a replication client that
+  // stopped reading (a SIGSTOPped member) holds up until wal_sender_timeout: after 10 s it
+  // becomes an immediate shutdown. A SIGKILL of the postmaster would leave its children behind
+  // and the next start would fail, so it is the last resort.
+  auto wait_exit = [this](std::chrono::milliseconds bound) {
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        break;
+        return true;
       }
-      std::this_thread::sleep_for(50ms);
+      std::this_thread::sleep_for(20ms);
     }
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    return false;
+  };
+  kill(pid_, immediate ? SIGQUIT : SIGINT);
+  if (wait_exit(10s)) {
+    return;
   }
+  kill(pid_, SIGQUIT);
+  if (wait_exit(10s)) {
+    return;
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
 }
 
 std::string pg_instance::url() const {

@@ -233,7 +233,7 @@ TEST_F(PostgresStore, ARoleWithoutCreateRunsOnASchemaMadeBeforehand) {
   pg.sql("CREATE ROLE app LOGIN");
   pg.sql(
       "GRANT SELECT, INSERT, UPDATE, DELETE ON weir_records, weir_units, "
-      "weir_schema_migrations TO app");
+      "weir_idempotency_keys, weir_schema_migrations TO app");
   pg.sql("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
   auto yaml = "store: { backend: postgres, postgres: { url: \"host=127.0.0.1 port=" +
               std::to_string(pg.port()) + " user=app dbname=weir\" } }\n";

@@ -136,6 +136,10 @@ struct ws_client::impl {
   beast::flat_buffer buf;
   bool open = false;
   std::optional<std::pair<int, std::string>> close;
+  // poll(): a read left pending across calls.
+  bool reading = false;
+  bool read_done = false;
+  beast::error_code read_ec;
 };
 
 ws_client::ws_client(std::uint16_t port, const std::string& target,
@@ -209,6 +213,37 @@ std::optional<std::string> ws_client::read(std::chrono::milliseconds timeout) {
     return std::nullopt;
   }
   return beast::buffers_to_string(impl_->buf.data());
+}
+
+std::optional<std::string> ws_client::poll(std::chrono::milliseconds timeout) {
+  auto& i = *impl_;
+  if (!i.open) {
+    return std::nullopt;
+  }
+  if (!i.reading) {
+    i.buf.clear();
+    i.reading = true;
+    i.read_done = false;
+    i.ws.async_read(i.buf, [&i](beast::error_code ec, std::size_t) {
+      i.read_done = true;
+      i.read_ec = ec;
+    });
+  }
+  i.ioc.restart();
+  i.ioc.run_for(timeout);
+  if (!i.read_done) {
+    return std::nullopt;  // still reading: the next poll goes on with it
+  }
+  i.reading = false;
+  if (i.read_ec) {
+    i.open = false;
+    if (i.read_ec == websocket::error::closed) {
+      auto r = i.ws.reason();
+      i.close = std::make_pair(static_cast<int>(r.code), std::string{r.reason.c_str()});
+    }
+    return std::nullopt;
+  }
+  return beast::buffers_to_string(i.buf.data());
 }
 
 boost::json::object ws_client::read_json(std::chrono::milliseconds timeout) {

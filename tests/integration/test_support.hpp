@@ -69,6 +69,9 @@ class ws_client {
 
   /// Next text frame, or nullopt when none arrives before the deadline or the socket closed.
   std::optional<std::string> read(std::chrono::milliseconds timeout = 5s);
+  /// Like read(), but a timeout leaves the read pending and the socket open: the next poll()
+  /// goes on with it (is_open() tells a timeout from the end). Do not mix with read().
+  std::optional<std::string> poll(std::chrono::milliseconds timeout);
   /// Next frame parsed as JSON (fails the test on timeout).
   boost::json::object read_json(std::chrono::milliseconds timeout = 5s);
   /// Reads frames until one satisfies `pred`; returns it (fails on timeout).
