@@ -18,6 +18,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
+/// What follow_sse skips (not an array).
+const json::value nothing;
+
 std::string tok_of(const json::value& doc) {
   const auto* o = doc.if_object();
   const auto* t = o ? o->if_contains("tok") : nullptr;
@@ -117,6 +120,19 @@ void chaos_stream::run_hub(int member) {
     return;
   }
   ++opened_;
+  follow_sse(s, [](const json::object& f) -> const json::value* {
+    const auto* type = f.if_contains("type");
+    if (type && *type == "Error") {
+      return nullptr;
+    }
+    const auto* payload = f.if_contains("payload");
+    return type && *type == "QueryResult" && payload && payload->is_object()
+               ? payload->as_object().if_contains("data")
+               : &nothing;  // not a result: nothing to apply
+  });
+}
+
+void chaos_stream::follow_sse(test::sse_client& s, const data_of_frame& data_of) {
   while (!stopping_) {
     auto ev = s.read_event(300ms);
     if (!ev) {
@@ -129,21 +145,18 @@ void chaos_stream::run_hub(int member) {
     if (ev->rfind("data: ", 0) != 0) {
       continue;
     }
+    boost::system::error_code ec;
     auto v = json::parse(ev->substr(6), ec);
     if (ec || !v.is_object()) {
       ended("malformed frame");
       return;
     }
-    const auto& f = v.as_object();
-    const auto* type = f.if_contains("type");
-    if (type && *type == "Error") {
+    const auto* data = data_of(v.as_object());
+    if (!data) {
       ended("error");
       return;
     }
-    const auto* payload = f.if_contains("payload");
-    const auto* data =
-        payload && payload->is_object() ? payload->as_object().if_contains("data") : nullptr;
-    if (type && *type == "QueryResult" && data && data->is_array()) {
+    if (data->is_array()) {
       std::map<std::string, std::string> view;
       for (const auto& rec : data->as_array()) {
         view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
@@ -232,32 +245,10 @@ void chaos_stream::run_direct(int member) {
     return;
   }
   ++opened_;
-  while (!stopping_) {
-    auto ev = s.read_event(300ms);
-    if (!ev) {
-      if (s.ended()) {
-        ended("eof");
-        return;
-      }
-      continue;
-    }
-    if (ev->rfind("data: ", 0) != 0) {
-      continue;
-    }
-    boost::system::error_code ec;
-    auto v = json::parse(ev->substr(6), ec);
-    const auto* data = !ec && v.is_object() ? v.as_object().if_contains("data") : nullptr;
-    if (data && data->is_array()) {
-      std::map<std::string, std::string> view;
-      for (const auto& rec : data->as_array()) {
-        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
-      }
-      std::lock_guard lock{mu_};
-      view_ = std::move(view);
-      live_ = true;
-    }
-  }
-  s.close();
+  follow_sse(s, [](const json::object& f) -> const json::value* {
+    const auto* data = f.if_contains("data");
+    return data ? data : &nothing;
+  });
 }
 
 void chaos_stream::run_windowed(int member) {

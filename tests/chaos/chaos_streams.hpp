@@ -18,7 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include "chaos_cluster.hpp"
+#include "sse_test_support.hpp"
 
 namespace weir::chaos {
 
@@ -40,6 +43,10 @@ class chaos_stream {
   void run_hub(int member);
   void run_ws_hub(int member);
   void run_direct(int member);
+  /// Reads an SSE stream until it ends: `data_of` gives a frame's full result (an array to
+  /// take as the view), null for an Error (the subscription ended), or anything else to skip.
+  using data_of_frame = std::function<const boost::json::value*(const boost::json::object&)>;
+  void follow_sse(test::sse_client& s, const data_of_frame& data_of);
   void run_windowed(int member);
   void ended(const std::string& how);
 
