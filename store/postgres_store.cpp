@@ -274,6 +274,14 @@ struct postgres_store::impl {
       bool conflict = !r && r.error().code == "store.conflict";
       bool broke = !r && pg::broken(writer_conn);
       uncertain = uncertain || (broke && commit_sent);
+      if (!r && !broke && !conflict && !uncertain && group.size() > 1) {
+        // PostgreSQL refused the transaction for something in it (a constraint or trigger
+        // another program added, a value it will not take): one batch should not fail the
+        // others. Each is committed on its own; the refused ones answer their own error, and
+        // a later batch of a refused one's origin is refused unwritten (it built on it).
+        note({}, false);
+        return commit_one_by_one(group);
+      }
       if (r || (!broke && !conflict) || std::chrono::steady_clock::now() + pause > deadline) {
         note(r ? std::string{} : r.error().message, broke);  // the outcome, after the retries
         return uncertain ? outcome_unknown(group, r) : r;
@@ -281,6 +289,34 @@ struct postgres_store::impl {
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds{2000});
     }
+  }
+
+  /// The group again, one transaction per batch (see commit_with_retry): always succeeds as a
+  /// group; each batch that failed carries its error in `refused`.
+  core::result<void> commit_one_by_one(const std::vector<group_commit_queue::pending>& group) {
+    std::set<std::uint64_t> failed_origins;
+    for (const auto& p : group) {
+      core::result<void> r;
+      if (p.batch.origin != 0 && failed_origins.count(p.batch.origin)) {
+        r = core::make_error("store.write_failed",
+                             "an earlier write of this unit failed, and this one was built on "
+                             "it: it was not applied; retry");
+      } else {
+        r = commit_with_retry(std::vector<group_commit_queue::pending>{p});
+        if (r && p.batch.refused && !p.batch.refused->code.empty()) {
+          r = *p.batch.refused;  // the fence refused it
+        }
+      }
+      if (!r) {
+        if (p.batch.origin != 0) {
+          failed_origins.insert(p.batch.origin);
+        }
+        if (p.batch.refused) {
+          *p.batch.refused = r.error();
+        }
+      }
+    }
+    return {};
   }
 
   /// The answers after an attempt whose COMMIT's outcome was lost (see commit_with_retry).
@@ -941,11 +977,9 @@ std::vector<std::string> postgres_store::objects_with_dataset(const std::string&
 }
 
 core::result<void> postgres_store::submit(write_batch batch, commit_callback done) {
-  if (!impl_->opts.fence) {
-    return impl_->writer->submit(std::move(batch), std::move(done));
-  }
-  // The fence may refuse this batch alone (another member owns its unit now) while the rest of
-  // its group commits.
+  // This batch may be refused alone while the rest of its group commits: by the fence (another
+  // member owns its unit now), or when PostgreSQL refuses it and the group is committed again
+  // batch by batch (commit_with_retry).
   auto refused = std::make_shared<core::error>();
   batch.refused = refused;
   return impl_->writer->submit(std::move(batch),

@@ -256,6 +256,41 @@ TEST_F(StoreFaults, ACommitTheDatabaseRefusesIsAnsweredAndWritesBuiltOnItAreRefu
   EXPECT_EQ(http(port, "GET", "/readyz").status, 200u);
 }
 
+TEST_F(StoreFaults, OneWriteTheDatabaseRefusesDoesNotFailTheOthersCommittedWithIt) {
+  // Writes of different units queued together share one transaction. When PostgreSQL refuses
+  // it for one row, the others are committed on their own, not refused with it.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "warm", "items", "w", "{}");
+  pg.sql(
+      "CREATE FUNCTION slow_or_bad() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+      "IF NEW.id = 'slow' THEN PERFORM pg_sleep(0.6); END IF; "
+      "IF NEW.id = 'bad' THEN RAISE EXCEPTION 'records named bad are refused here'; END IF; "
+      "RETURN NEW; END $$");
+  pg.sql(
+      "CREATE TRIGGER slow_or_bad BEFORE INSERT OR UPDATE ON weir_records FOR EACH ROW "
+      "EXECUTE FUNCTION slow_or_bad()");
+  auto put = [&](const std::string& object, const std::string& id) {
+    return std::async(std::launch::async, [=] {
+      return http(port, "PUT", "/v1/spaces/t/objects/" + object + "/datasets/items/records/" + id,
+                  R"({"n":1})");
+    });
+  };
+  auto slow = put("s", "slow");  // holds the writer while the next two queue up together
+  std::this_thread::sleep_for(200ms);
+  auto bad = put("a", "bad");
+  auto good = put("b", "good");
+  EXPECT_EQ(slow.get().status, 200u);
+  auto b = bad.get();
+  EXPECT_EQ(b.status, 500u) << b.body;
+  EXPECT_NE(b.body.find("store.write_failed"), std::string::npos) << b.body;
+  auto g = good.get();
+  EXPECT_EQ(g.status, 200u) << g.body;
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = 'good'"), "1");
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_records WHERE id = 'bad'"), "0");
+}
+
 // The store alone: a COMMIT whose connection broke under it (a deferred trigger ends the
 // session at COMMIT, once) is committed again on a fresh connection; when that retry is refused
 // by the fence (the owners changed meanwhile), the write is answered write.outcome_unknown —
