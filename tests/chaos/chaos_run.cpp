@@ -33,8 +33,10 @@ struct scheduled {
 bool fresh_query(chaos_cluster& c, int i, const std::string& object,
                  std::map<std::string, std::string>& out) {
   try {
-    auto r = test::http(c.http_port(i), "POST", "/v1/spaces/t/query",
-                        R"({"objectId":")" + object + R"(","dataset":"items"})");
+    auto r = object == docs_object
+                 ? test::http(c.http_port(i), "POST", "/v1/spaces/t/objects/query", "{}")
+                 : test::http(c.http_port(i), "POST", "/v1/spaces/t/query",
+                              R"({"objectId":")" + object + R"(","dataset":"items"})");
     if (r.status != 200) {
       return false;
     }
@@ -121,15 +123,19 @@ chaos_report run_chaos(const chaos_options& opts) {
   auto objects = workload_objects();
   objects.push_back(sql_object);
   std::uint64_t sseed = opts.seed * 977;
+  using k = chaos_stream::kind;
   for (const auto& o : objects) {
-    streams.push_back(
-        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::sse_hub, o, ++sseed));
-    streams.push_back(
-        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::windowed, o, ++sseed));
-    streams.push_back(
-        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::ws_hub_delta, o, ++sseed));
-    streams.push_back(
-        std::make_unique<chaos_stream>(cluster, chaos_stream::kind::direct_sse, o, ++sseed));
+    for (auto [kind, mode] :
+         {std::pair{k::sse_hub, "full"}, std::pair{k::sse_hub, "delta"},
+          std::pair{k::ws_hub, "delta"}, std::pair{k::ws_hub, ""}, std::pair{k::ws_hub, "patch"},
+          std::pair{k::direct_sse, ""}, std::pair{k::windowed, ""}}) {
+      streams.push_back(std::make_unique<chaos_stream>(cluster, kind, mode, o, ++sseed));
+    }
+  }
+  streams.push_back(std::make_unique<chaos_stream>(cluster, k::windowed, "", space_wide, ++sseed));
+  for (int d = 0; d < doc_objects; ++d) {
+    streams.push_back(std::make_unique<chaos_stream>(cluster, k::ag_ui_state, "",
+                                                     "d" + std::to_string(d), ++sseed));
   }
 
   std::mt19937_64 rng{opts.seed};
@@ -163,7 +169,14 @@ chaos_report run_chaos(const chaos_options& opts) {
     return ok.empty() ? -1 : ok[rng() % ok.size()];
   };
   auto inject = [&]() {
-    const auto& kind = kinds[rng() % kinds.size()];
+    // Every kind once first (in a seeded order), so that even a short run has them all.
+    std::vector<std::string> fresh;
+    for (const auto& k : kinds) {
+      if (!rep.faults.count(k)) {
+        fresh.push_back(k);
+      }
+    }
+    const auto kind = fresh.empty() ? kinds[rng() % kinds.size()] : fresh[rng() % fresh.size()];
     bool member_fault = kind == "kill" || kind == "pause" || kind == "term";
     if (member_fault && serving_count() < 2) {
       return;  // keep one member serving: the faults are to be survived, not to end service
@@ -281,7 +294,9 @@ chaos_report run_chaos(const chaos_options& opts) {
     std::this_thread::sleep_for(1s);
     work.check(rep.divergences);
     // Every member serves what PostgreSQL holds.
-    for (const auto& o : objects) {
+    auto read_back = objects;
+    read_back.push_back(docs_object);
+    for (const auto& o : read_back) {
       auto want = work.stored(o);
       for (int i = 0; i < cluster.size(); ++i) {
         std::map<std::string, std::string> got;
@@ -298,8 +313,30 @@ chaos_report run_chaos(const chaos_options& opts) {
         }
       }
     }
-    rep.streams_checked += check_streams(
-        streams, [&](const std::string& o) { return work.stored(o); }, 20s, rep.divergences);
+    auto expected = [&](const std::string& o) {
+      if (o.rfind("state:", 0) == 0) {
+        auto id = o.substr(6);
+        auto docs = work.stored(docs_object);
+        std::map<std::string, std::string> one;
+        if (auto it = docs.find(id); it != docs.end()) {
+          one[id] = it->second;
+        }
+        return one;
+      }
+      if (o != space_wide) {
+        return work.stored(o);
+      }
+      std::map<std::string, std::string> all;  // the space's items, keyed "object/id"
+      auto every = objects;
+      every.push_back(counter_object);
+      for (const auto& each : every) {
+        for (auto& [id, tok] : work.stored(each)) {
+          all[each + "/" + id] = tok;
+        }
+      }
+      return all;
+    };
+    rep.streams_checked += check_streams(streams, expected, 20s, rep.divergences);
     quiet.emplace_back(q0, clock_type::now());
     work.resume();
   }

@@ -7,7 +7,7 @@
 
 #include <boost/json.hpp>
 
-#include "sse_test_support.hpp"
+#include "core/json_patch.hpp"
 #include "test_support.hpp"
 #include "windowed_test_support.hpp"
 
@@ -18,19 +18,21 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// What follow_sse skips (not an array).
-const json::value nothing;
-
 std::string tok_of(const json::value& doc) {
   const auto* o = doc.if_object();
   const auto* t = o ? o->if_contains("tok") : nullptr;
   return t && t->is_string() ? std::string{t->as_string()} : std::string{};
 }
 
+std::string id_of(const json::value& rec) {
+  return std::string{rec.as_object().at("id").as_string()};
+}
+
 }  // namespace
 
-chaos_stream::chaos_stream(chaos_cluster& cluster, kind k, std::string object, std::uint64_t seed)
-    : cluster_(cluster), kind_(k), object_(std::move(object)), seed_(seed) {
+chaos_stream::chaos_stream(chaos_cluster& cluster, kind k, std::string mode, std::string object,
+                           std::uint64_t seed)
+    : cluster_(cluster), kind_(k), mode_(std::move(mode)), object_(std::move(object)), seed_(seed) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -42,11 +44,21 @@ chaos_stream::~chaos_stream() {
 }
 
 std::string chaos_stream::name() const {
-  const char* k = kind_ == kind::sse_hub        ? "SSE hub"
-                  : kind_ == kind::ws_hub_delta ? "WebSocket hub (delta)"
-                  : kind_ == kind::direct_sse   ? "direct SSE"
-                                                : "windowed";
-  return std::string{k} + " stream on " + object_;
+  std::string mode = mode_.empty() ? "legacy" : mode_;
+  switch (kind_) {
+    case kind::sse_hub:
+      return "SSE hub (" + mode + ") stream on " + object_;
+    case kind::ws_hub:
+      return "WebSocket hub (" + mode + ") stream on " + object_;
+    case kind::direct_sse:
+      return "direct SSE stream on " + object_;
+    case kind::ag_ui_state:
+      return "AG-UI state stream on " + object_;
+    case kind::windowed:
+      break;
+  }
+  return object_ == space_wide ? std::string{"space-wide windowed stream"}
+                               : "windowed stream on " + object_;
 }
 
 std::map<std::string, std::string> chaos_stream::view(bool* live) const {
@@ -66,6 +78,12 @@ void chaos_stream::ended(const std::string& how) {
   ++endings_[how];
 }
 
+void chaos_stream::publish(const std::map<std::string, std::string>& view) {
+  std::lock_guard lock{mu_};
+  view_ = view;
+  live_ = true;
+}
+
 void chaos_stream::run() {
   std::mt19937_64 rng{seed_};
   while (!stopping_) {
@@ -77,9 +95,9 @@ void chaos_stream::run() {
     try {
       switch (kind_) {
         case kind::sse_hub:
-          run_hub(member);
+          run_sse_hub(member);
           break;
-        case kind::ws_hub_delta:
+        case kind::ws_hub:
           run_ws_hub(member);
           break;
         case kind::direct_sse:
@@ -87,6 +105,9 @@ void chaos_stream::run() {
           break;
         case kind::windowed:
           run_windowed(member);
+          break;
+        case kind::ag_ui_state:
+          run_state(member);
           break;
       }
     } catch (const std::exception&) {
@@ -96,7 +117,44 @@ void chaos_stream::run() {
   }
 }
 
-void chaos_stream::run_hub(int member) {
+bool chaos_stream::apply_frame(const json::object& f, std::map<std::string, std::string>& view,
+                               bool& based) const {
+  const json::object* result = &f;  // a direct stream's frames are bare results
+  if (kind_ != kind::direct_sse) {
+    const auto* type = f.if_contains("type");
+    if (type && *type == "Error") {
+      return false;
+    }
+    const auto* payload = f.if_contains("payload");
+    if (!type || *type != "QueryResult" || !payload || !payload->is_object()) {
+      return true;  // Connected, Ping, …: nothing to apply
+    }
+    result = &payload->as_object();
+  }
+  if (const auto* data = result->if_contains("data"); data && data->is_array()) {
+    view.clear();  // a baseline (every emission in full and legacy)
+    for (const auto& rec : data->as_array()) {
+      view[id_of(rec)] = tok_of(rec);
+    }
+    based = true;
+  } else if (const auto* cs = result->if_contains("changeSet"); cs && cs->is_object() && based) {
+    for (const char* list : {"added", "replaced"}) {
+      if (const auto* l = cs->as_object().if_contains(list); l && l->is_array()) {
+        for (const auto& rec : l->as_array()) {
+          view[id_of(rec)] = tok_of(rec);
+        }
+      }
+    }
+    if (const auto* l = cs->as_object().if_contains("removed"); l && l->is_array()) {
+      for (const auto& rec : l->as_array()) {
+        view.erase(id_of(rec));
+      }
+    }
+  }
+  return true;
+}
+
+void chaos_stream::run_sse_hub(int member) {
   auto port = cluster_.http_port(member);
   test::sse_client s{port};
   if (s.status() != 200) {
@@ -114,25 +172,13 @@ void chaos_stream::run_hub(int member) {
   }
   auto body =
       test::control_body(std::string{conn->as_string()}, "q", 1,
-                         test::subscription_request("T.Items.All", {{"obj", object_}}, "full"));
-  auto r = test::sse_control_post(port, "subscribe", body);
-  if (r.status != 200) {
+                         test::subscription_request("T.Items.All", {{"obj", object_}}, mode_));
+  if (test::sse_control_post(port, "subscribe", body).status != 200) {
     return;
   }
   ++opened_;
-  follow_sse(s, [](const json::object& f) -> const json::value* {
-    const auto* type = f.if_contains("type");
-    if (type && *type == "Error") {
-      return nullptr;
-    }
-    const auto* payload = f.if_contains("payload");
-    return type && *type == "QueryResult" && payload && payload->is_object()
-               ? payload->as_object().if_contains("data")
-               : &nothing;  // not a result: nothing to apply
-  });
-}
-
-void chaos_stream::follow_sse(test::sse_client& s, const data_of_frame& data_of) {
+  std::map<std::string, std::string> view;
+  bool based = false;
   while (!stopping_) {
     auto ev = s.read_event(300ms);
     if (!ev) {
@@ -145,25 +191,17 @@ void chaos_stream::follow_sse(test::sse_client& s, const data_of_frame& data_of)
     if (ev->rfind("data: ", 0) != 0) {
       continue;
     }
-    boost::system::error_code ec;
     auto v = json::parse(ev->substr(6), ec);
     if (ec || !v.is_object()) {
       ended("malformed frame");
       return;
     }
-    const auto* data = data_of(v.as_object());
-    if (!data) {
+    if (!apply_frame(v.as_object(), view, based)) {
       ended("error");
       return;
     }
-    if (data->is_array()) {
-      std::map<std::string, std::string> view;
-      for (const auto& rec : data->as_array()) {
-        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
-      }
-      std::lock_guard lock{mu_};
-      view_ = std::move(view);
-      live_ = true;
+    if (based) {
+      publish(view);
     }
   }
   s.close();
@@ -178,7 +216,7 @@ void chaos_stream::run_ws_hub(int member) {
   if (!hello) {
     return;
   }
-  ws.subscribe("q", "T.Items.All", {{"obj", object_}}, 1, "delta");
+  ws.subscribe("q", "T.Items.All", {{"obj", object_}}, 1, mode_);
   ++opened_;
   std::map<std::string, std::string> view;
   bool based = false;
@@ -197,41 +235,12 @@ void chaos_stream::run_ws_hub(int member) {
       ended("malformed frame");
       return;
     }
-    const auto& f = v.as_object();
-    const auto* type = f.if_contains("type");
-    if (type && *type == "Error") {
+    if (!apply_frame(v.as_object(), view, based)) {
       ended("error");
       return;
     }
-    const auto* payload = f.if_contains("payload");
-    if (!type || *type != "QueryResult" || !payload || !payload->is_object()) {
-      continue;
-    }
-    const auto& p = payload->as_object();
-    if (const auto* data = p.if_contains("data"); data && data->is_array()) {
-      view.clear();  // a baseline
-      for (const auto& rec : data->as_array()) {
-        view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
-      }
-      based = true;
-    } else if (const auto* cs = p.if_contains("changeSet"); cs && cs->is_object() && based) {
-      for (const char* list : {"added", "replaced"}) {
-        if (const auto* l = cs->as_object().if_contains(list); l && l->is_array()) {
-          for (const auto& rec : l->as_array()) {
-            view[std::string{rec.as_object().at("id").as_string()}] = tok_of(rec);
-          }
-        }
-      }
-      if (const auto* l = cs->as_object().if_contains("removed"); l && l->is_array()) {
-        for (const auto& rec : l->as_array()) {
-          view.erase(std::string{rec.as_object().at("id").as_string()});
-        }
-      }
-    }
     if (based) {
-      std::lock_guard lock{mu_};
-      view_ = view;
-      live_ = true;
+      publish(view);
     }
   }
 }
@@ -245,15 +254,34 @@ void chaos_stream::run_direct(int member) {
     return;
   }
   ++opened_;
-  follow_sse(s, [](const json::object& f) -> const json::value* {
-    const auto* data = f.if_contains("data");
-    return data ? data : &nothing;
-  });
+  std::map<std::string, std::string> view;
+  bool based = false;
+  while (!stopping_) {
+    auto ev = s.read_event(300ms);
+    if (!ev) {
+      if (s.ended()) {
+        ended("eof");
+        return;
+      }
+      continue;
+    }
+    if (ev->rfind("data: ", 0) != 0) {
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(ev->substr(6), ec);
+    if (!ec && v.is_object() && apply_frame(v.as_object(), view, based) && based) {
+      publish(view);
+    }
+  }
+  s.close();
 }
 
 void chaos_stream::run_windowed(int member) {
-  test::windowed_stream w{cluster_.http_port(member), "t", "object",
-                          R"({"objectId":")" + object_ + R"(","dataset":"items"})"};
+  bool wide = object_ == space_wide;
+  test::windowed_stream w{cluster_.http_port(member), "t", wide ? "datasets" : "object",
+                          wide ? std::string{R"({"dataset":"items"})"}
+                               : R"({"objectId":")" + object_ + R"(","dataset":"items"})"};
   if (w.status() != 200) {
     return;
   }
@@ -277,12 +305,65 @@ void chaos_stream::run_windowed(int member) {
       for (const auto& [id, doc] : w.window()) {
         view[id] = tok_of(doc);
       }
-      std::lock_guard lock{mu_};
-      view_ = std::move(view);
-      live_ = true;
+      publish(view);
     }
   }
   w.close();
+}
+
+void chaos_stream::run_state(int member) {
+  test::sse_client::options o;
+  o.target = "/v1/spaces/t/objects/" + object_ + "/state";
+  o.headers = {{"Accept", "text/event-stream"}};
+  test::sse_client s{cluster_.http_port(member), o};
+  if (s.status() != 200) {
+    return;
+  }
+  ++opened_;
+  json::value doc;
+  bool based = false;
+  while (!stopping_) {
+    auto ev = s.read_event(300ms);
+    if (!ev) {
+      if (s.ended()) {
+        ended("eof");
+        return;
+      }
+      continue;
+    }
+    if (ev->rfind("data: ", 0) != 0) {
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(ev->substr(6), ec);
+    if (ec || !v.is_object()) {
+      ended("malformed frame");
+      return;
+    }
+    const auto& e = v.as_object();
+    const auto* type = e.if_contains("type");
+    if (type && *type == "STATE_SNAPSHOT") {
+      doc = e.at("snapshot");
+      based = true;
+    } else if (type && *type == "STATE_DELTA" && based) {
+      if (!core::apply_patch(doc, e.at("delta"))) {
+        ended("a delta that does not apply");
+        return;
+      }
+    } else if (type && *type == "RUN_ERROR") {
+      const auto* code = e.if_contains("code");
+      ended("RUN_ERROR " + (code && code->is_string() ? std::string{code->as_string()} : ""));
+      return;
+    } else {
+      continue;
+    }
+    std::map<std::string, std::string> view;
+    if (doc.is_object() && doc.as_object().contains("id")) {
+      view[object_] = tok_of(doc);
+    }
+    publish(view);
+  }
+  s.close();
 }
 
 int check_streams(
@@ -293,7 +374,7 @@ int check_streams(
   std::map<std::string, std::map<std::string, std::string>> want;
   int checked = 0;
   for (auto& s : streams) {
-    auto object = s->name().substr(s->name().rfind(' ') + 1);
+    const auto& object = s->object();
     if (!want.count(object)) {
       want[object] = expected(object);
     }

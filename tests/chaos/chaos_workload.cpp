@@ -87,6 +87,7 @@ void chaos_workload::start() {
   threads_.emplace_back([this] { sql_writer(); });
   threads_.emplace_back([this] { counter_writer(); });
   threads_.emplace_back([this] { grpc_writer(); });
+  threads_.emplace_back([this] { doc_writer(); });
 }
 
 void chaos_workload::pause() {
@@ -191,34 +192,72 @@ void chaos_workload::http_writer(int w) {
       value.clear();
       what = "DELETE";
     }
-    // Every write carries its own Idempotency-Key; one whose outcome is unknown is retried
-    // under it (on any member) up to twice: applied once, or answered with what was.
-    headers["Idempotency-Key"] = tok;
-    outcome result = outcome::unknown;
     std::string via;
-    for (int attempt = 0; attempt < 3 && result == outcome::unknown; ++attempt) {
-      if (attempt > 0) {
-        std::this_thread::sleep_for(300ms);
-      }
-      int member = pick_member(rng);
-      via += (via.empty() ? " via " : ",") + cluster_.id(member);
-      try {
-        auto r = test::http(cluster_.http_port(member), method, target, body, headers);
-        result = classify(r.status, r.body);
-      } catch (const boost::system::system_error& e) {
-        // Refused at connect: nothing was sent (though an earlier attempt may have been).
-        result = e.code() == boost::asio::error::connection_refused && attempt == 0
-                     ? outcome::refused
-                     : outcome::unknown;
-      } catch (const std::exception&) {
-        result = outcome::unknown;
-      }
-    }
+    auto result = keyed_http(rng, method, target, body, headers, tok, via);
     for (const auto& rid : ids) {
       record(object + "/" + rid, op{value, result, what + via});
     }
     --in_flight_;
     std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 20));
+  }
+}
+
+outcome chaos_workload::keyed_http(std::mt19937_64& rng, const std::string& method,
+                                   const std::string& target, const std::string& body,
+                                   std::map<std::string, std::string> headers,
+                                   const std::string& key, std::string& via) {
+  // Every write carries its own Idempotency-Key; one whose outcome is unknown is retried under
+  // it (on any member) up to twice: applied once, or answered with what was.
+  headers["Idempotency-Key"] = key;
+  outcome result = outcome::unknown;
+  for (int attempt = 0; attempt < 3 && result == outcome::unknown; ++attempt) {
+    if (attempt > 0) {
+      std::this_thread::sleep_for(300ms);
+    }
+    int member = pick_member(rng);
+    via += (via.empty() ? " via " : ",") + cluster_.id(member);
+    try {
+      auto r = test::http(cluster_.http_port(member), method, target, body, headers);
+      result = classify(r.status, r.body);
+    } catch (const boost::system::system_error& e) {
+      // Refused at connect: nothing was sent (though an earlier attempt may have been).
+      result = e.code() == boost::asio::error::connection_refused && attempt == 0
+                   ? outcome::refused
+                   : outcome::unknown;
+    } catch (const std::exception&) {
+      result = outcome::unknown;
+    }
+  }
+  return result;
+}
+
+void chaos_workload::doc_writer() {
+  std::mt19937_64 rng{seed_ * 613 + 11};
+  std::uint64_t n = 0;
+  while (wait_turn()) {
+    auto object = "d" + std::to_string(rng() % doc_objects);
+    auto tok = "d-" + std::to_string(++n);
+    auto target = "/v1/spaces/t/objects/" + object;
+    auto kind = rng() % 10;
+    std::string method = "PUT", body = R"({"tok":")" + tok + R"("})", what = "PUT object";
+    std::map<std::string, std::string> headers;
+    std::string value = tok;
+    if (kind >= 5 && kind < 8) {
+      method = "PATCH";
+      body = R"([{"op":"add","path":"/tok","value":")" + tok + R"("}])";
+      headers["Content-Type"] = "application/json-patch+json";
+      what = "JSON Patch object";
+    } else if (kind >= 8) {
+      method = "DELETE";
+      body.clear();
+      value.clear();
+      what = "DELETE object";
+    }
+    std::string via;
+    auto result = keyed_http(rng, method, target, body, headers, tok, via);
+    record(std::string{docs_object} + "/" + object, op{value, result, what + via});
+    --in_flight_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 40));
   }
 }
 
@@ -350,10 +389,11 @@ std::map<std::string, std::string> chaos_workload::stored(const std::string& obj
   PGconn* c = PQconnectdb((cluster_.pg_url() + " connect_timeout=5").c_str());
   PGresult* r = nullptr;
   if (PQstatus(c) == CONNECTION_OK) {
-    auto sql =
-        "SELECT id, coalesce(doc->>'tok', '') FROM weir_records WHERE space = 't' AND "
-        "object = '" +
-        object + "' AND dataset = 'items'";
+    auto sql = object == docs_object
+                   ? std::string{"SELECT id, coalesce(doc->>'tok', '') FROM weir_records WHERE "
+                                 "space = 't' AND object = '' AND dataset = 'objects'"}
+                   : "SELECT id, coalesce(doc->>'tok', '') FROM weir_records WHERE space = 't' "
+                     "AND object = '" + object + "' AND dataset = 'items'";
     r = PQexec(c, sql.c_str());
   }
   bool good = r && PQresultStatus(r) == PGRES_TUPLES_OK;
@@ -375,6 +415,7 @@ void chaos_workload::check(std::vector<std::string>& divergences) {
   std::map<std::string, std::map<std::string, std::string>> by_object;
   auto objects = workload_objects();
   objects.push_back(sql_object);
+  objects.push_back(docs_object);
   for (const auto& o : objects) {
     bool ok = false;
     by_object[o] = stored(o, &ok);

@@ -33,6 +33,10 @@ outcome classify(unsigned status, const std::string& body);
 std::vector<std::string> workload_objects();
 inline constexpr const char* sql_object = "sqlrows";
 inline constexpr const char* counter_object = "counters";
+/// The model's name for the space's property documents (object "", dataset "objects"): the
+/// documents of objects d0…d3, written with PUT, JSON Patch and DELETE of the object.
+inline constexpr const char* docs_object = "#docs";
+inline constexpr int doc_objects = 4;
 
 class chaos_workload {
  public:
@@ -73,6 +77,12 @@ class chaos_workload {
   void sql_writer();
   void counter_writer();
   void grpc_writer();
+  void doc_writer();
+  /// One HTTP write under its own Idempotency-Key, retried under it (twice at most) while its
+  /// outcome is unknown; `via` gets the members it went to.
+  outcome keyed_http(std::mt19937_64& rng, const std::string& method, const std::string& target,
+                     const std::string& body, std::map<std::string, std::string> headers,
+                     const std::string& key, std::string& via);
   void record(const std::string& key, op o);
   void acked_now();
   bool wait_turn();  // false when stopping
