@@ -28,6 +28,29 @@ std::string id_of(const json::value& rec) {
   return std::string{rec.as_object().at("id").as_string()};
 }
 
+/// The next `data:` event of `s` as a JSON object: nullopt on a timeout (`*over` false) or when
+/// the stream ended or sent something that is not a JSON object (`*over` true, `*how` why).
+std::optional<json::object> next_json(test::sse_client& s, bool* over, std::string* how) {
+  *over = false;
+  auto ev = s.read_event(300ms);
+  if (!ev) {
+    *over = s.ended();
+    *how = "eof";
+    return std::nullopt;
+  }
+  if (ev->rfind("data: ", 0) != 0) {
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  auto v = json::parse(ev->substr(6), ec);
+  if (ec || !v.is_object()) {
+    *over = true;
+    *how = "malformed frame";
+    return std::nullopt;
+  }
+  return std::move(v.as_object());
+}
+
 }  // namespace
 
 chaos_stream::chaos_stream(chaos_cluster& cluster, kind k, std::string mode, std::string object,
@@ -180,23 +203,17 @@ void chaos_stream::run_sse_hub(int member) {
   std::map<std::string, std::string> view;
   bool based = false;
   while (!stopping_) {
-    auto ev = s.read_event(300ms);
-    if (!ev) {
-      if (s.ended()) {
-        ended("eof");
+    bool over = false;
+    std::string how;
+    auto f = next_json(s, &over, &how);
+    if (!f) {
+      if (over) {
+        ended(how);
         return;
       }
       continue;
     }
-    if (ev->rfind("data: ", 0) != 0) {
-      continue;
-    }
-    auto v = json::parse(ev->substr(6), ec);
-    if (ec || !v.is_object()) {
-      ended("malformed frame");
-      return;
-    }
-    if (!apply_frame(v.as_object(), view, based)) {
+    if (!apply_frame(*f, view, based)) {
       ended("error");
       return;
     }
@@ -257,20 +274,17 @@ void chaos_stream::run_direct(int member) {
   std::map<std::string, std::string> view;
   bool based = false;
   while (!stopping_) {
-    auto ev = s.read_event(300ms);
-    if (!ev) {
-      if (s.ended()) {
-        ended("eof");
+    bool over = false;
+    std::string how;
+    auto f = next_json(s, &over, &how);
+    if (!f) {
+      if (over) {
+        ended(how);
         return;
       }
       continue;
     }
-    if (ev->rfind("data: ", 0) != 0) {
-      continue;
-    }
-    boost::system::error_code ec;
-    auto v = json::parse(ev->substr(6), ec);
-    if (!ec && v.is_object() && apply_frame(v.as_object(), view, based) && based) {
+    if (apply_frame(*f, view, based) && based) {
       publish(view);
     }
   }
@@ -323,24 +337,17 @@ void chaos_stream::run_state(int member) {
   json::value doc;
   bool based = false;
   while (!stopping_) {
-    auto ev = s.read_event(300ms);
-    if (!ev) {
-      if (s.ended()) {
-        ended("eof");
+    bool over = false;
+    std::string how;
+    auto f = next_json(s, &over, &how);
+    if (!f) {
+      if (over) {
+        ended(how);
         return;
       }
       continue;
     }
-    if (ev->rfind("data: ", 0) != 0) {
-      continue;
-    }
-    boost::system::error_code ec;
-    auto v = json::parse(ev->substr(6), ec);
-    if (ec || !v.is_object()) {
-      ended("malformed frame");
-      return;
-    }
-    const auto& e = v.as_object();
+    const auto& e = *f;
     const auto* type = e.if_contains("type");
     if (type && *type == "STATE_SNAPSHOT") {
       doc = e.at("snapshot");

@@ -348,27 +348,12 @@ void chaos_workload::counter_writer() {
   std::mt19937_64 rng{seed_ * 131 + 3};
   std::uint64_t n = 0;
   while (wait_turn()) {
-    outcome result = outcome::unknown;
     // Retried under its Idempotency-Key while its outcome is unknown: counted once at most.
-    std::map<std::string, std::string> headers{{"Idempotency-Key", "inc-" + std::to_string(++n)}};
-    for (int attempt = 0; attempt < 3 && result == outcome::unknown; ++attempt) {
-      if (attempt > 0) {
-        std::this_thread::sleep_for(300ms);
-      }
-      int member = pick_member(rng);
-      try {
-        auto r = test::http(
-            cluster_.http_port(member), "PATCH",
-            std::string{"/v1/spaces/t/objects/"} + counter_object + "/datasets/items/records/ctr",
-            R"({"$inc":{"n":1}})", headers);
-        result = classify(r.status, r.body);
-      } catch (const boost::system::system_error& e) {
-        result = e.code() == boost::asio::error::connection_refused && attempt == 0
-                     ? outcome::refused
-                     : outcome::unknown;
-      } catch (const std::exception&) {
-      }
-    }
+    std::string via;
+    auto result = keyed_http(
+        rng, "PATCH",
+        std::string{"/v1/spaces/t/objects/"} + counter_object + "/datasets/items/records/ctr",
+        R"({"$inc":{"n":1}})", {}, "inc-" + std::to_string(++n), via);
     {
       std::lock_guard lock{mu_};
       if (result == outcome::acked) {
