@@ -58,6 +58,12 @@ std::string failed_start(const temp_dir& dir, const std::string& yaml) {
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_FALSE(p.running()) << "weir started although a port was taken";
+  // The exit can be reaped before the reader thread took the last line from the pipe.
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (p.stderr_text().find("weir: ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
   return p.stderr_text();
 }
 
