@@ -168,6 +168,14 @@ chaos_report run_chaos(const chaos_options& opts) {
     }
     return ok.empty() ? -1 : ok[rng() % ok.size()];
   };
+  // Starts member `i` again after `after` (a kill or drain fault's recovery).
+  auto restart_later = [&](int i, std::chrono::milliseconds after) {
+    pending.push_back({clock_type::now() + after, [&, i] {
+                         bool ok = cluster.start(i);
+                         note("start " + cluster.id(i) + (ok ? "" : " FAILED"));
+                         busy[i] = false;
+                       }});
+  };
   auto inject = [&]() {
     // Every kind once first (in a seeded order), so that even a short run has them all.
     std::vector<std::string> fresh;
@@ -191,11 +199,7 @@ chaos_report run_chaos(const chaos_options& opts) {
         cluster.kill(i);
         auto after = uniform_ms(500, 3000);
         note("kill " + cluster.id(i) + " (restart in " + std::to_string(after.count()) + " ms)");
-        pending.push_back({clock_type::now() + after, [&, i] {
-                             bool ok = cluster.start(i);
-                             note("start " + cluster.id(i) + (ok ? "" : " FAILED"));
-                             busy[i] = false;
-                           }});
+        restart_later(i, after);
       } else if (kind == "pause") {
         cluster.pause(i);
         auto after = chaos_cluster::lease + uniform_ms(500, 2000);
@@ -210,11 +214,7 @@ chaos_report run_chaos(const chaos_options& opts) {
         cluster.terminate(i);
         auto after = uniform_ms(500, 2000);
         note("drained " + cluster.id(i) + " (restart in " + std::to_string(after.count()) + " ms)");
-        pending.push_back({clock_type::now() + after, [&, i] {
-                             bool ok = cluster.start(i);
-                             note("start " + cluster.id(i) + (ok ? "" : " FAILED"));
-                             busy[i] = false;
-                           }});
+        restart_later(i, after);
       }
     } else if (kind == "pg_fast" || kind == "pg_immediate") {
       note(kind + ": restarting PostgreSQL");

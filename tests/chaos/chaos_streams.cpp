@@ -177,6 +177,16 @@ bool chaos_stream::apply_frame(const json::object& f, std::map<std::string, std:
   return true;
 }
 
+bool chaos_stream::next_frame(test::sse_client& s, std::optional<json::object>& f) {
+  bool over = false;
+  std::string how;
+  f = next_json(s, &over, &how);
+  if (over) {
+    ended(how);
+  }
+  return !over;
+}
+
 void chaos_stream::run_sse_hub(int member) {
   auto port = cluster_.http_port(member);
   test::sse_client s{port};
@@ -203,14 +213,11 @@ void chaos_stream::run_sse_hub(int member) {
   std::map<std::string, std::string> view;
   bool based = false;
   while (!stopping_) {
-    bool over = false;
-    std::string how;
-    auto f = next_json(s, &over, &how);
+    std::optional<json::object> f;
+    if (!next_frame(s, f)) {
+      return;
+    }
     if (!f) {
-      if (over) {
-        ended(how);
-        return;
-      }
       continue;
     }
     if (!apply_frame(*f, view, based)) {
@@ -274,14 +281,11 @@ void chaos_stream::run_direct(int member) {
   std::map<std::string, std::string> view;
   bool based = false;
   while (!stopping_) {
-    bool over = false;
-    std::string how;
-    auto f = next_json(s, &over, &how);
+    std::optional<json::object> f;
+    if (!next_frame(s, f)) {
+      return;
+    }
     if (!f) {
-      if (over) {
-        ended(how);
-        return;
-      }
       continue;
     }
     if (apply_frame(*f, view, based) && based) {
@@ -337,14 +341,11 @@ void chaos_stream::run_state(int member) {
   json::value doc;
   bool based = false;
   while (!stopping_) {
-    bool over = false;
-    std::string how;
-    auto f = next_json(s, &over, &how);
+    std::optional<json::object> f;
+    if (!next_frame(s, f)) {
+      return;
+    }
     if (!f) {
-      if (over) {
-        ended(how);
-        return;
-      }
       continue;
     }
     const auto& e = *f;

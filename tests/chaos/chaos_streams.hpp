@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,9 @@ class chaos_stream {
   bool apply_frame(const boost::json::object& f, std::map<std::string, std::string>& view,
                    bool& based) const;
   void publish(const std::map<std::string, std::string>& view);
+  /// The next JSON `data:` event of `s` into `f` (empty on a timeout); false once the stream
+  /// ended (counted in endings()).
+  bool next_frame(test::sse_client& s, std::optional<boost::json::object>& f);
   void ended(const std::string& how);
 
   chaos_cluster& cluster_;
