@@ -23,6 +23,9 @@ struct hub_options {
   std::size_t max_outbound_frame_bytes = 1 << 20;  ///< one frame larger → close 1008
   std::size_t max_outbound_queue_bytes = 4 << 20;  ///< queued outbound bytes → close 1013
   std::size_t max_tombstones = 1024;
+  /// Sort indexes one dataset of a unit may hold for windows in use (query.
+  /// maxSortIndexesPerDataset): a window on one more sort is refused with query.too_many_sorts.
+  std::size_t max_sort_indexes_per_dataset = 16;
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;
   std::int64_t health_interval_ms = 1000;  ///< how often a health-feed subscription samples

@@ -76,9 +76,11 @@ struct query_state {
   std::optional<std::uint64_t> total;
   std::size_t no_identity = 0;  // rows lacking an arc-hub §5.1 identity
   std::vector<sub_entry> subs;
-  std::vector<sub_entry> replicas;                             // raw consumers (watches, merges)
-  std::unordered_map<std::uint64_t, std::size_t> index;        // token → position in subs
-  std::unordered_map<caf::actor_addr, std::size_t> monitored;  // connection → its subscriptions
+  std::vector<sub_entry> replicas;                       // raw consumers (watches, merges)
+  std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
+  // connection → the tokens of its subscriptions here: a connection's end removes exactly its
+  // own (a mass disconnect of S subscribers costs O(S), not a scan of every subscriber per end).
+  std::unordered_map<caf::actor_addr, std::vector<std::uint64_t>> monitored;
   std::array<std::size_t, slot_count> slot_subs{};
   std::size_t windowed_subs = 0;
   std::uint64_t seen = 0;
@@ -389,9 +391,16 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
   // A direct subscription has no connection actor, and a null address must not be hashed
   // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
   if (auto conn = st.subs[pos].conn.address()) {
-    if (auto m = st.monitored.find(conn); m != st.monitored.end() && --m->second == 0) {
-      st.monitored.erase(m);
-      self->demonitor(conn);
+    if (auto m = st.monitored.find(conn); m != st.monitored.end()) {
+      auto& tokens = m->second;
+      if (auto t = std::find(tokens.begin(), tokens.end(), token); t != tokens.end()) {
+        *t = tokens.back();
+        tokens.pop_back();
+      }
+      if (tokens.empty()) {
+        st.monitored.erase(m);
+        self->demonitor(conn);
+      }
     }
   }
   if (pos + 1 != st.subs.size()) {
@@ -688,17 +697,17 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
       self->quit();
       return;
     }
-    std::vector<std::uint64_t> gone;
-    for (auto& s : st.subs) {
-      if (s.conn.address() == dm.source) {
-        gone.push_back(s.token);
-      }
+    auto m = st.monitored.find(dm.source);
+    if (m == st.monitored.end()) {
+      return;
     }
+    // Taken out first: remove_sub then finds no entry to update or demonitor.
+    auto gone = std::move(m->second);
+    st.monitored.erase(m);
     bool removed = false;
     for (auto t : gone) {
       removed = remove_sub(self, t) || removed;
     }
-    st.monitored.erase(dm.source);
     if (removed) {
       went_idle(self);
     }
@@ -728,8 +737,12 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           return;
         }
         // Direct subscriptions have no connection actor: their owner unsubscribes explicitly.
-        if (sub.conn && st.monitored[sub.conn.address()]++ == 0) {
-          self->monitor(sub.conn);
+        if (sub.conn) {
+          auto& tokens = st.monitored[sub.conn.address()];
+          if (tokens.empty()) {
+            self->monitor(sub.conn);
+          }
+          tokens.push_back(sub.token);
         }
         st.index[sub.token] = st.subs.size();
         ++st.slot_subs[slot_of(sub)];

@@ -1052,6 +1052,30 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
   return it->second;
 }
 
+/// Whether a window on `order` may open on `ds` without passing `max` indexes: true when its
+/// index exists or there is room. Makes room by dropping indexes no window reads (the longest
+/// unused first), which the next window of their sort rebuilds. Each index holds an entry per
+/// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
+bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max) {
+  if (ds.indexes.count(sort_text(order))) {
+    return true;
+  }
+  while (ds.indexes.size() >= max) {
+    auto unused = ds.indexes.end();
+    for (auto it = ds.indexes.begin(); it != ds.indexes.end(); ++it) {
+      if (it->second.views.empty() &&
+          (unused == ds.indexes.end() || it->second.unused_since < unused->second.unused_since)) {
+        unused = it;
+      }
+    }
+    if (unused == ds.indexes.end()) {
+      return false;
+    }
+    ds.indexes.erase(unused);
+  }
+  return true;
+}
+
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
     shard_state& st, const std::shared_ptr<const core::bound_query>& query) {
@@ -1100,22 +1124,46 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
   }
 }
 
+/// Answers a subscription this shard will not serve, in its protocol's form: a windowed stream's
+/// error envelope, a raw consumer's refusal (which carries `e` to another member's client), a
+/// hub subscription's Error frame (its text is fixed by arc-hub §2.1), a direct stream's close.
+void refuse_subscription(shard_ptr self, subscriber& sub, const core::error& e) {
+  if (auto w = sub.windowed.lock()) {
+    w->refused(e);
+  } else if (sub.replica) {
+    sub.replica->refused(e);
+  } else if (sub.conn) {
+    self->send(sub.conn, sub_failed_msg{sub.token});
+  } else if (auto sink = sub.sink.lock()) {
+    sink->close(1011, e.message);
+  }
+}
+
 void handle_subscribe(shard_ptr self, subscribe_msg& m) {
   auto& st = self->state;
   const auto& q = *m.query;
   if (q.windowed && q.windowed->scope == core::windowed_scope::object && st.deleted) {
-    auto e = core::make_error("object.deleted",
-                              "object '" + q.object + "' was deleted; write to it to use it again",
-                              {{"objectId", q.object}});
-    if (auto w = m.sub.windowed.lock()) {
-      w->refused(std::move(e));
-    } else if (m.sub.replica) {
-      m.sub.replica->refused(e);
-    }
+    refuse_subscription(
+        self, m.sub,
+        core::make_error("object.deleted",
+                         "object '" + q.object + "' was deleted; write to it to use it again",
+                         {{"objectId", q.object}}));
     return;
   }
   auto it = st.views.find(q.key);
   if (it == st.views.end()) {
+    if (auto max = st.rt->opts.hub.max_sort_indexes_per_dataset;
+        q.bounded() && !index_room(st.data[q.dataset], q.order, max)) {
+      auto e = core::make_error(
+          "query.too_many_sorts",
+          "dataset '" + q.dataset + "' of object '" + q.object + "' already has " +
+              std::to_string(max) +
+              " sort orders in use by open windows (query.maxSortIndexesPerDataset); use one of "
+              "their sorts, or retry once some close",
+          {{"dataset", q.dataset}, {"objectId", q.object}, {"limit", max}});
+      refuse_subscription(self, m.sub, e);
+      return;
+    }
     auto [entry, snap] = open_view(st, m.query);
     it = entry;
     it->second.actor =
@@ -1236,18 +1284,7 @@ caf::behavior load_failed(shard_ptr self, const core::error& why) {
       {{"objectId", self->state.unit.object}});
   return {
       [e](write_msg& m) { m.done(e); },
-      [self, e](subscribe_msg& m) {
-        auto& sub = m.sub;
-        if (auto w = sub.windowed.lock()) {
-          w->refused(e);
-        } else if (sub.replica) {
-          sub.replica->refused(e);
-        } else if (sub.conn) {
-          self->send(sub.conn, sub_failed_msg{sub.token});
-        } else if (auto sink = sub.sink.lock()) {
-          sink->close(1011, e.message);
-        }
-      },
+      [self, e](subscribe_msg& m) { refuse_subscription(self, m.sub, e); },
       [self, registered = std::make_shared<bool>(true)](stop_atom) {
         if (*registered) {
           // Sends to a shard happen under the registry's lock: once it no longer hands this

@@ -69,6 +69,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   h.max_outbound_frame_bytes = l.max_outbound_frame_bytes;
   h.max_outbound_queue_bytes = l.max_outbound_queue_bytes;
   h.max_tombstones = l.max_tombstones;
+  h.max_sort_indexes_per_dataset = l.max_sort_indexes_per_dataset;
   h.tombstone_retention_ms = l.tombstone_retention_ms;
   h.health_interval_ms = l.health_interval_ms;
   h.shutdown_timeout_ms = l.shutdown_timeout_ms;

@@ -219,7 +219,10 @@ def main():
                 f"- storm, {t}: {spread([r['ready'] for r in rs], ',.0f')} clients connected and "
                 f"had their snapshot after {spread([r['all_ready_s'] for r in rs], '.2f', ' s')} "
                 f"(p50 {spread([r['ready_ms']['p50'] for r in rs], '.0f', ' ms')}, "
-                f"p99 {spread([r['ready_ms']['p99'] for r in rs], '.0f', ' ms')})")
+                f"p99 {spread([r['ready_ms']['p99'] for r in rs], '.0f', ' ms')})"
+                + (f"; all leaving at once cost the server "
+                   f"{spread([r['disconnect_server_cpu_s'] for r in rs], '.3f', ' s')} of CPU"
+                   if all('disconnect_server_cpu_s' in r for r in rs) else ""))
         lines.append("")
 
     lines += ["## Every step", "",

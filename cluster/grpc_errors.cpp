@@ -16,6 +16,9 @@ grpc::StatusCode code_for(const core::error& e) {
       c.rfind("cluster.", 0) == 0) {
     return grpc::StatusCode::UNAVAILABLE;
   }
+  if (c == "query.too_many_sorts") {
+    return grpc::StatusCode::RESOURCE_EXHAUSTED;
+  }
   if (c.rfind("store.", 0) == 0) {
     return grpc::StatusCode::INTERNAL;
   }

@@ -53,8 +53,10 @@ unsigned status_for(const core::error& e) {
   if (c == "request.unsupported_media_type") {
     return 415;
   }
+  // A window on one sort too many: the node's bound, not a mistake in the request (the same
+  // request succeeds once other sorts' windows close).
   if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining" ||
-      starts("cluster.")) {
+      c == "query.too_many_sorts" || starts("cluster.")) {
     return 503;
   }
   if (starts("store.")) {

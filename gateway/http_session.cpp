@@ -520,7 +520,14 @@ class http_session::snapshot_sink : public actors::frame_sink {
       asio::post(s->stream_.get_executor(), [s, f = std::move(f)] { s->on_snapshot(f); });
     }
   }
-  void close(std::uint16_t, std::string) override {}
+  /// The query ended before its first emission (its unit could not load, a bound refused it):
+  /// answered at once with the reason, rather than 202 once the wait runs out.
+  void close(std::uint16_t, std::string reason) override {
+    if (auto s = session_.lock()) {
+      asio::post(s->stream_.get_executor(),
+                 [s, reason = std::move(reason)] { s->on_snapshot_failed(reason); });
+    }
+  }
 
  private:
   std::weak_ptr<http_session> session_;
@@ -574,6 +581,17 @@ void http_session::handle_snapshot(const core::query_definition& def, std::strin
       self->respond(202, not_ready_result(self->correlation_));
     }
   });
+}
+
+void http_session::on_snapshot_failed(const std::string& reason) {
+  if (!snapshot_waiting_) {
+    return;
+  }
+  snapshot_waiting_ = false;
+  snapshot_timer_.cancel();
+  direct_.reset();
+  snapshot_sink_.reset();
+  respond(503, failed_result(correlation_, reason));
 }
 
 void http_session::on_snapshot(const actors::outbound_frame& f) {

@@ -61,6 +61,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void respond_asset(const ui_asset& asset, bool not_modified);
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);
+  void on_snapshot_failed(const std::string& reason);
   class snapshot_sink;
   void handle_windowed(http::request<http::string_body>& req, windowed_route route);
   void handle_state(const http::request<http::string_body>& req, state_route route);

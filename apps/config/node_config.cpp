@@ -651,7 +651,7 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
        "maxObservableInboundFrames", "maxObservableOutboundFrames",
        "maxObservableInboundFrameBytes", "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes",
        "maxObservableTombstones", "tombstoneRetentionMs", "observableShutdownTimeoutMs",
-       "healthIntervalMs", "allowedOrigins", "allowNullOrigin"});
+       "healthIntervalMs", "allowedOrigins", "allowNullOrigin", "maxSortIndexesPerDataset"});
   if (!s) {
     return std::move(s).error();
   }
@@ -690,6 +690,8 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
                             std::to_string(hub.max_outbound_frame_bytes) + ")");
   }
   WEIR_TRY(assign(*s, "maxObservableTombstones", 1, 100000, hub.max_tombstones));
+  // Not in Arc: each distinct sort of a dataset's windows holds an index over every record.
+  WEIR_TRY(assign(*s, "maxSortIndexesPerDataset", 1, 1024, hub.max_sort_indexes_per_dataset));
   WEIR_TRY(assign(*s, "tombstoneRetentionMs", 1, 86400000, hub.tombstone_retention_ms));
   WEIR_TRY(assign(*s, "observableShutdownTimeoutMs", 0, 600000, hub.shutdown_timeout_ms));
   WEIR_TRY(assign(*s, "healthIntervalMs", 10, 60000, hub.health_interval_ms));

@@ -37,9 +37,10 @@ struct hub_limits {
   /// maxOutboundQueueBytes (Weir's own), max_outbound_frame_bytes..1 GiB: bytes queued per
   /// connection before it is closed with 1013 "Outbound queue full".
   std::size_t max_outbound_queue_bytes = 4 << 20;
-  std::size_t max_tombstones = 1024;             ///< maxObservableTombstones, 1..100000
-  std::int64_t tombstone_retention_ms = 120000;  ///< tombstoneRetentionMs, 1..86400000
-  std::int64_t shutdown_timeout_ms = 10000;      ///< observableShutdownTimeoutMs, 0..600000
+  std::size_t max_tombstones = 1024;              ///< maxObservableTombstones, 1..100000
+  std::size_t max_sort_indexes_per_dataset = 16;  ///< maxSortIndexesPerDataset, 1..1024
+  std::int64_t tombstone_retention_ms = 120000;   ///< tombstoneRetentionMs, 1..86400000
+  std::int64_t shutdown_timeout_ms = 10000;       ///< observableShutdownTimeoutMs, 0..600000
   /// healthIntervalMs (Weir's own), 10..60000: how often a health-feed subscription samples its
   /// caller's connections; it emits only when they changed.
   std::int64_t health_interval_ms = 1000;

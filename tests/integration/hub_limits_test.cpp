@@ -9,10 +9,13 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "actors/runtime.hpp"
+#include "core/transfer_mode.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -342,6 +345,45 @@ TEST(HubLimits, ClosingAConnectionReleasesItsSubscriptions) {
     }
   }
   EXPECT_TRUE(subscribed);
+}
+
+/// A query actor releases exactly the subscriptions of a connection that ends, however many
+/// it held on the key, and keeps the other connections' (it finds them by connection, not by
+/// scanning every subscriber).
+TEST(HubLimits, AConnectionThatEndsReleasesExactlyItsOwnSubscriptionsOfAKey) {
+  node_with n;
+  ASSERT_TRUE(n.node);
+  auto delta = [&] {
+    return n.node->runtime()
+        .stats()
+        .subscriptions_by_encoding[static_cast<std::size_t>(core::transfer_mode::delta)];
+  };
+  auto a = std::make_unique<ws_client>(n.port);
+  a->expect_connected();
+  for (auto q : {"q1", "q2", "q3"}) {
+    a->subscribe(q, "T.Items.All", items_o1, 1, "delta");
+    EXPECT_TRUE(is_result(a->read_json(), q));
+  }
+  ws_client b{n.port};
+  b.expect_connected();
+  b.subscribe("q1", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_TRUE(is_result(b.read_json(), "q1"));
+  a->unsubscribe("q2");
+  auto wait_for = [&](std::size_t want) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (delta() != want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    return delta();
+  };
+  EXPECT_EQ(wait_for(3), 3u);
+  a.reset();
+  EXPECT_EQ(wait_for(1), 1u);
+  // b's subscription still flows.
+  put_record(n.port, "t", "o1", "items", "x", R"({"n":1})");
+  EXPECT_TRUE(is_result(b.read_json(), "q1"));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(delta(), 1u);
 }
 
 TEST(HubLimits, BinaryFrameClosesWith1008) {

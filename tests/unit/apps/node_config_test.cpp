@@ -44,6 +44,7 @@ query:
   tombstoneRetentionMs: 5000
   observableShutdownTimeoutMs: 0
   healthIntervalMs: 250
+  maxSortIndexesPerDataset: 3
 queries:
   - name: Demo.Tasks.ObserveByState
     route: /api/demo/tasks/by-state
@@ -97,6 +98,7 @@ TEST(NodeConfigTest, FullConfigLoadsEveryField) {
   EXPECT_EQ(h.max_outbound_frame_bytes, 8192u);
   EXPECT_EQ(h.max_outbound_queue_bytes, 65536u);
   EXPECT_EQ(h.max_tombstones, 12u);
+  EXPECT_EQ(h.max_sort_indexes_per_dataset, 3u);
   EXPECT_EQ(h.tombstone_retention_ms, 5000);
   EXPECT_EQ(h.shutdown_timeout_ms, 0);
   EXPECT_EQ(h.health_interval_ms, 250);
@@ -280,7 +282,8 @@ TEST(NodeConfigTest, RangesAreEnforced) {
                  range_case{"maxObservableInboundFrameBytes", 1, 16 << 20},
                  range_case{"maxObservableTombstones", 1, 100000},
                  range_case{"observableShutdownTimeoutMs", 0, 600000},
-                 range_case{"healthIntervalMs", 10, 60000}}) {
+                 range_case{"healthIntervalMs", 10, 60000},
+                 range_case{"maxSortIndexesPerDataset", 1, 1024}}) {
     const std::string key = c.key;
     EXPECT_TRUE(
         load_config_text("query: { " + key + ": " + std::to_string(c.max) + " }", "w").has_value())
