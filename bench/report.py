@@ -2,7 +2,7 @@
 """bench/report.py RESULTS.jsonl OUTDIR — the side-by-side table (table.md) and the
 latency-versus-load chart script (latency.gp -> latency.png) of one bench/run invocation.
 Each line's "run" (1…N; 1 when absent) says which repetition it belongs to: every figure is the
-median (min–max) over the runs, and the Weir/nchan ratios divide medians."""
+median (min–max) over the runs, and the Weir/nchan and Weir/ceiling ratios divide medians."""
 import argparse
 import json
 import os
@@ -127,7 +127,8 @@ def main():
     if n_runs > 1:
         both = len({r["server"] for r in rows}) > 1
         lines += [f"Every figure is the median (min–max) of {n_runs} runs, each on a fresh server"
-                  + (", Weir's and nchan's steps interleaved; Weir/nchan ratios divide the medians."
+                  + (", the servers' steps interleaved; Weir/nchan and Weir/ceiling ratios "
+                     "divide the medians."
                      if both else "."), ""]
     errors = [r for r in rows if "error" in r]
     for r in errors:
@@ -140,13 +141,15 @@ def main():
             fan.setdefault((r["transport"], r["subscribers"], r["server"]), []).append(r)
     if fan:
         lines += ["## Fan-out (1 query key, ~150-byte records)", "",
-                  "| transport | subscribers | Weir frames/s | nchan frames/s | Weir/nchan | "
+                  "| transport | subscribers | Weir frames/s | nchan frames/s | ceiling frames/s | "
+                  "Weir/nchan | Weir/ceiling | "
                   "Weir p99 @ half sat. | nchan p99 @ half sat. | nchan p99 @ Weir's half-sat. rate | "
-                  "nothing lost/reordered |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "ceiling p99 @ Weir's half-sat. rate | nothing lost/reordered |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for (t, n) in sorted({(k[0], k[1]) for k in fan}):
             w = fanout_runs(fan.get((t, n, "weir"), []))
             c = fanout_runs(fan.get((t, n, "nchan"), []))
+            x = fanout_runs(fan.get((t, n, "ceiling"), []))
 
             def peak(s):
                 return spread(s["peaks"], ",.0f") if s else "—"
@@ -156,19 +159,21 @@ def main():
                     return "—"
                 h = s["half"]
                 return f"{spread(h['p99'], '.1f', ' ms')} @ {h['writes_per_s']:.0f} w/s"
-            def at_weirs_half():
-                # The target compares both servers at one rate: half of Weir's saturation.
-                if not w or not w["half"] or not c:
+            def at_weirs_half(peer="nchan"):
+                # The target compares the servers at one rate: half of Weir's saturation.
+                if not w or not w["half"] or not fan.get((t, n, peer)):
                     return "—"
-                rs = dict(by_rate(fan.get((t, n, "nchan"), []))).get(w["half"]["rate"])
+                rs = dict(by_rate(fan.get((t, n, peer), []))).get(w["half"]["rate"])
                 if not rs:
                     return "—"
                 return (f"{spread([r['latency_ms']['p99'] for r in rs], '.1f', ' ms')} @ "
                         f"{median([r['writes_per_s'] for r in rs]):.0f} w/s")
-            lines.append(f"| {t} | {n} | {peak(w)} | {peak(c)} | "
-                         f"{ratio(w and w['peak'], c and c['peak'])} | {p99(w)} | {p99(c)} | "
-                         f"{at_weirs_half()} | "
-                         f"{'yes' if (not w or w['ok']) and (not c or c['ok']) else 'NO'} |")
+            ok = all(not s or s["ok"] for s in (w, c, x))
+            lines.append(f"| {t} | {n} | {peak(w)} | {peak(c)} | {peak(x)} | "
+                         f"{ratio(w and w['peak'], c and c['peak'])} | "
+                         f"{ratio(w and w['peak'], x and x['peak'])} | {p99(w)} | {p99(c)} | "
+                         f"{at_weirs_half()} | {at_weirs_half('ceiling')} | "
+                         f"{'yes' if ok else 'NO'} |")
         lines.append("")
 
     idle = {}
@@ -179,7 +184,7 @@ def main():
         lines += ["## Idle WebSocket connections, one subscription each", "",
                   "| server | connected | server RSS/conn | kernel TCP mem/conn | server RSS |",
                   "|---|---|---|---|---|"]
-        for s in ("weir", "nchan"):
+        for s in ("weir", "nchan", "ceiling"):
             if s in idle:
                 rs = idle[s]
                 lines.append(f"| {s} | {spread([r['connected'] for r in rs], ',.0f')} | "
@@ -274,7 +279,7 @@ def main():
             "set terminal png size 1100,650 noenhanced",
             f"set output '{os.path.join(a.out, 'latency.png')}'",
             "set title 'Fan-out: median p99 write-to-receipt latency vs delivered frames/s "
-            "(Weir and nchan)'",
+            "(Weir, nchan and the ceiling)'",
             "set xlabel 'delivered frames/s'", "set ylabel 'p99 latency (ms, log)'",
             "set logscale y", "set grid", "set key outside right",
         ]

@@ -23,7 +23,8 @@ namespace weir::bench {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-enum class server_kind { weir, nchan };
+/// ceiling: bench/ceiling.cpp, the physical reference; it speaks nchan's URLs.
+enum class server_kind { weir, nchan, ceiling };
 enum class transport { ws, sse };
 
 struct target {

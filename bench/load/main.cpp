@@ -1,7 +1,7 @@
 // weir_load main: options, the workloads (fanout, manykeys, idle, storm), their measurement and
 // their report (one JSON line per step on stdout, a human-readable row on stderr).
 //
-//   weir_load --server weir|nchan --transport ws|sse --workload fanout|manykeys|idle|storm
+//   weir_load --server weir|nchan|ceiling --transport ws|sse --workload fanout|manykeys|idle|storm
 //             --port P [--write-port P2] [--subscribers N] [--keys K] [--streams R] [--publishers
 //             P]
 //             [--rates 100,200,0] [--step-seconds S] [--payload BYTES] [--sources 4]
@@ -87,8 +87,10 @@ options parse(int argc, char** argv) {
         o.server = server_kind::weir;
       else if (v == "nchan")
         o.server = server_kind::nchan;
+      else if (v == "ceiling")
+        o.server = server_kind::ceiling;
       else
-        usage("--server is weir or nchan");
+        usage("--server is weir, nchan or ceiling");
     } else if (a == "--transport") {
       if (v == "ws")
         o.via = transport::ws;
@@ -157,7 +159,7 @@ options parse(int argc, char** argv) {
 }
 
 const char* name_of(server_kind s) {
-  return s == server_kind::weir ? "weir" : "nchan";
+  return s == server_kind::weir ? "weir" : s == server_kind::nchan ? "nchan" : "ceiling";
 }
 const char* name_of(transport t) {
   return t == transport::ws ? "ws" : "sse";

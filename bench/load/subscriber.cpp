@@ -156,8 +156,9 @@ void subscriber::process() {
     chunked_ = h->chunked;
     pend_.erase(0, h->size);
     phase_ = phase::body;
-    if (t_.server == server_kind::nchan) {
-      // The URL is the subscription: nchan delivers from the next published message on.
+    if (t_.server != server_kind::weir) {
+      // The URL is the subscription: nchan (and the ceiling) deliver from the next published
+      // message on.
       ready_ = true;
       settle(true);
     }
@@ -213,7 +214,7 @@ void subscriber::process() {
 }
 
 void subscriber::on_message(std::string_view text) {
-  if (t_.server == server_kind::nchan) {
+  if (t_.server != server_kind::weir) {
     on_data(text);
     return;
   }
