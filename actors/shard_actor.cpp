@@ -516,7 +516,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
   auto changes = std::make_shared<std::vector<core::record_change>>();
   changes->reserve(items.size());
   store::write_batch batch{st.unit,        seq,     {},      std::nullopt, captured,
-                           st.valid_epoch, nullptr, nullptr, st.origin};
+                           st.valid_epoch, nullptr, nullptr, st.origin,    {}};
   batch.writes.reserve(captured ? 0 : items.size());
   bool object_deleted = kind == write_kind::delete_object;
   // The object-deleted marker: set by an object delete, cleared by the next write after it.

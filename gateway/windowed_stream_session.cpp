@@ -82,8 +82,47 @@ void windowed_stream_session::opened(std::shared_ptr<const std::string> snapshot
 }
 
 void windowed_stream_session::event(std::shared_ptr<const std::string> ev) {
-  asio::post(stream_.get_executor(),
-             [self = shared_from_this(), e = std::move(ev)] { self->on_event(e); });
+  {
+    std::lock_guard lock{inbox_mu_};
+    if (inbox_closed_ || inbox_overflow_) {
+      return;
+    }
+    inbox_bytes_ += ev->size();
+    inbox_.push_back(std::move(ev));
+    if (inbox_.size() > req_->mailbox_capacity ||
+        inbox_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
+      inbox_.clear();
+      inbox_bytes_ = 0;
+      inbox_overflow_ = true;
+    }
+    if (inbox_scheduled_) {
+      return;
+    }
+    inbox_scheduled_ = true;
+  }
+  if (lane_) {
+    lane_->ready(shared_from_this());
+  } else {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      self->take_frames();
+      self->flush();
+    });
+  }
+}
+
+void windowed_stream_session::take_frames() {
+  take_events();
+}
+
+void windowed_stream_session::flush() {
+  do_write();
+}
+
+void windowed_stream_session::close_inbox() {
+  std::lock_guard lock{inbox_mu_};
+  inbox_closed_ = true;
+  inbox_.clear();
+  inbox_bytes_ = 0;
 }
 
 void windowed_stream_session::closed(std::string_view reason) {
@@ -160,20 +199,36 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
                            });
 }
 
-void windowed_stream_session::on_event(std::shared_ptr<const std::string> ev) {
+void windowed_stream_session::take_events() {
+  std::vector<std::shared_ptr<const std::string>> taken;
+  bool overflow = false;
+  {
+    std::lock_guard lock{inbox_mu_};
+    taken.swap(inbox_);
+    inbox_bytes_ = 0;
+    inbox_scheduled_ = false;
+    overflow = inbox_overflow_;
+  }
   if (closing_ || closed_) {
     return;
   }
-  events_.push_back(std::move(ev));
-  event_bytes_ += events_.back()->size();
-  if (events_.size() > req_->mailbox_capacity ||
-      event_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
+  if (overflow) {
     events_.clear();
     event_bytes_ = 0;
     on_closed("overflow");
     return;
   }
-  do_write();
+  for (auto& ev : taken) {
+    events_.push_back(std::move(ev));
+    event_bytes_ += events_.back()->size();
+    if (events_.size() > req_->mailbox_capacity ||
+        event_bytes_ > ctx_.opts.windowed_max_queue_bytes) {
+      events_.clear();
+      event_bytes_ = 0;
+      on_closed("overflow");
+      return;
+    }
+  }
 }
 
 void windowed_stream_session::arm_expiry() {
@@ -212,6 +267,7 @@ void windowed_stream_session::on_closed(std::string reason) {
               {{"transport", "windowed"}, {"reason", reason}, {"correlation", correlation_id_}});
   }
   closing_ = true;
+  close_inbox();
   query_.reset();
   keep_alive_.cancel();
   deadline_.cancel();
@@ -255,6 +311,7 @@ void windowed_stream_session::gone() {
     return;
   }
   closed_ = true;
+  close_inbox();
   query_.reset();
   keep_alive_.cancel();
   deadline_.cancel();

@@ -17,12 +17,14 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "actors/windowed_query.hpp"
 #include "actors/windowed_sink.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/server_context.hpp"
 
@@ -34,6 +36,7 @@ namespace weir::gateway {
 
 class windowed_stream_session : public actors::windowed_sink,
                                 public closable,
+                                public lane_member,
                                 public std::enable_shared_from_this<windowed_stream_session> {
  public:
   static constexpr std::chrono::seconds open_timeout{30};
@@ -53,6 +56,10 @@ class windowed_stream_session : public actors::windowed_sink,
   void event(std::shared_ptr<const std::string> ev) override;
   void closed(std::string_view reason) override;
   void refused(core::error e) override;
+  // lane_member (its I/O thread's delivery_lane): events the query sent, taken in one go per
+  // wake-up of the thread, then one write
+  void take_frames() override;
+  void flush() override;
   // closable: the node drains (Decision 5: `closed{server_shutdown}`)
   void shut_down() override { closed("server_shutdown"); }
   std::size_t queued_bytes() const override { return event_bytes_.load(std::memory_order_relaxed); }
@@ -61,7 +68,8 @@ class windowed_stream_session : public actors::windowed_sink,
 
  private:
   void on_opened(std::shared_ptr<const std::string> snapshot);
-  void on_event(std::shared_ptr<const std::string> ev);
+  void take_events();
+  void close_inbox();
   void on_closed(std::string reason);
   void on_refused(core::error e);
   void do_read();
@@ -94,6 +102,18 @@ class windowed_stream_session : public actors::windowed_sink,
   std::string head_;      // `ready` and `snapshot`, before the first write
   std::shared_ptr<const std::string> snapshot_;
   std::deque<std::shared_ptr<const std::string>> events_;  // not yet handed to a write
+
+  // The hand-off from the query's thread: events wait here until the I/O thread's lane takes
+  // them (one wake-up per burst for all the thread's streams, not one handler per event). The
+  // mailbox bound applies here too: a stream whose thread cannot take its events in time is as
+  // far behind as one whose socket is full.
+  delivery_lane* lane_ = delivery_lane::current();  // this I/O thread's (null: post instead)
+  std::mutex inbox_mu_;
+  std::vector<std::shared_ptr<const std::string>> inbox_;  // guarded by inbox_mu_
+  std::size_t inbox_bytes_ = 0;                            // guarded by inbox_mu_
+  bool inbox_scheduled_ = false;  // guarded by inbox_mu_: a take is due on the I/O thread
+  bool inbox_overflow_ = false;   // guarded by inbox_mu_: over the mailbox bound; take closes
+  bool inbox_closed_ = false;     // guarded by inbox_mu_: the stream ends; events are dropped
   std::atomic<std::size_t> event_bytes_{0};  // written on its I/O thread; read by slowest()
   std::string close_frame_;                  // set once `closed` is decided
   bool keepalive_due_ = false;

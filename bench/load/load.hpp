@@ -25,7 +25,9 @@ using tcp = asio::ip::tcp;
 
 /// ceiling: bench/ceiling.cpp, the physical reference; it speaks nchan's URLs.
 enum class server_kind { weir, nchan, ceiling };
-enum class transport { ws, sse };
+/// windowed: Weir's windowed subscribe stream (POST /v1/spaces/bench/query/subscribe, the whole
+/// dataset of the key's object); each event of a `changes` frame counts as one frame.
+enum class transport { ws, sse, windowed };
 
 struct target {
   server_kind server = server_kind::weir;

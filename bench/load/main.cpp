@@ -96,8 +96,10 @@ options parse(int argc, char** argv) {
         o.via = transport::ws;
       else if (v == "sse")
         o.via = transport::sse;
+      else if (v == "windowed")
+        o.via = transport::windowed;
       else
-        usage("--transport is ws or sse");
+        usage("--transport is ws, sse or windowed (Weir only)");
     } else if (a == "--workload") {
       if (v != "fanout" && v != "manykeys" && v != "idle" && v != "storm")
         usage("--workload is fanout, manykeys, idle or storm");
@@ -162,7 +164,7 @@ const char* name_of(server_kind s) {
   return s == server_kind::weir ? "weir" : s == server_kind::nchan ? "nchan" : "ceiling";
 }
 const char* name_of(transport t) {
-  return t == transport::ws ? "ws" : "sse";
+  return t == transport::ws ? "ws" : t == transport::sse ? "sse" : "windowed";
 }
 
 awaitable<void> sleep_ms(double ms) {

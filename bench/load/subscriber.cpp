@@ -77,6 +77,17 @@ void subscriber::on_connected() {
     path = "/sub/" + key_name(key_);
   }
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  if (t_.via == transport::windowed) {
+    // Every record of the key's object, unbounded: each write is one event.
+    auto body = R"({"objectId":")" + key_name(key_) + R"(","dataset":"items"})";
+    req =
+        "POST /v1/spaces/bench/query/subscribe HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    send_ws(std::move(req));
+    wait_readable();
+    return;
+  }
   if (t_.via == transport::ws) {
     req += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n";
     req += "Sec-WebSocket-Key: " + std::string{ws_key} + "\r\n";
@@ -216,6 +227,29 @@ void subscriber::process() {
 void subscriber::on_message(std::string_view text) {
   if (t_.server != server_kind::weir) {
     on_data(text);
+    return;
+  }
+  if (t_.via == transport::windowed) {
+    // ready `{}`, snapshot `{"records":…}`, changes `[event,…]`, closed `{"reason":…}`.
+    if (text.starts_with("{\"records\"")) {
+      if (!ready_) {
+        ready_ = true;
+        settle(true);
+      }
+    } else if (text.starts_with("[")) {
+      // One frame carries every event held at the time of the write: each is one delivery.
+      // Each updated or added row carries `"doc":{…}` with the record's s, seq and ts.
+      constexpr std::string_view doc = "\"doc\":{";
+      auto pos = text.find(doc);
+      while (pos != std::string_view::npos) {
+        auto next = text.find(doc, pos + doc.size());
+        on_data(text.substr(pos, next == std::string_view::npos ? next : next - pos));
+        pos = next;
+      }
+    } else if (text.starts_with("{\"reason\"")) {
+      closed_ = true;
+      ++st_.failed;
+    }
     return;
   }
   // Weir: the hub envelope. Only the type matters here; the fields of a data frame are found
