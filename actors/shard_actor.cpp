@@ -53,9 +53,22 @@ struct index_entry {
   clock_type::time_point unused_since = clock_type::now();
 };
 
+/// A filter's number of matches in a dataset, kept after the last window that counted it closed
+/// (Arc paging's totalItems, includeTotal): a client paging through a filtered query opens each
+/// page after closing the last, and counting afresh evaluates the filter on every record (about
+/// a second at a million). Kept current by every write (one filter evaluation per change for
+/// each kept count), dropped after unitIdleMs unused.
+struct kept_count {
+  core::filter where;
+  std::uint64_t matches = 0;
+  clock_type::time_point used = clock_type::now();
+};
+constexpr std::size_t max_kept_counts = 8;  // per dataset of a unit: the cost each write pays
+
 struct dataset_state {
   core::record_set records;
   std::map<std::string, index_entry> indexes;  // by sort text
+  std::map<std::string, kept_count> counts;    // by bound_query::where_text
 };
 
 /// A write applied in memory but not yet durable: later writes build on it, queries don't see it.
@@ -737,6 +750,9 @@ void publish_object_deleted(shard_ptr self, const pending_write& w) {
     for (auto& [key, ie] : ds.indexes) {
       ie.idx->assign_sorted({});
     }
+    for (auto& [text, kc] : ds.counts) {
+      kc.matches = 0;
+    }
   }
   for (auto& [key, v] : st.views) {
     if (v.window) {
@@ -770,8 +786,8 @@ void publish(shard_ptr self, pending_write& w) {
     const auto& id = c.after ? c.after->id : c.before->id;
     auto single_route = st.routes.find(overlay_key(c.dataset, id));
     auto route = st.routes.find(c.dataset);
-    bool wanted =
-        !ds.indexes.empty() || single_route != st.routes.end() || route != st.routes.end();
+    bool wanted = !ds.indexes.empty() || !ds.counts.empty() || single_route != st.routes.end() ||
+                  route != st.routes.end();
     if (wanted && c.before && !c.before_doc) {
       c.before_doc = doc_of(c.before, nullptr);
     }
@@ -791,6 +807,11 @@ void publish(shard_ptr self, pending_write& w) {
         appeared.push_back(c.dataset);  // space-wide merges of this dataset take this unit in
       }
       ds.records.insert(c.after);
+    }
+    for (auto& [text, kc] : ds.counts) {
+      bool mb = c.before && kc.where.matches(*c.before_doc);
+      bool ma = c.after && kc.where.matches(*c.after_doc);
+      kc.matches = kc.matches + (ma ? 1 : 0) - (mb ? 1 : 0);
     }
     for (auto& [key, ie] : ds.indexes) {
       core::sort_position bpos, apos;
@@ -1093,7 +1114,22 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
       auto& ie = ensure_index(ds, q.order);
       v.index_key = sort_text(q.order);
       v.window = std::make_unique<core::window_view>(*ie.idx, q.where, q.offset, q.limit, q.count);
-      v.window->fill();
+      // Another page of the same filter and sort keeps the count already: counting again would
+      // evaluate the filter on every record (about a second at a million) for each page opened.
+      std::optional<std::uint64_t> known;
+      if (q.count && !q.where.matches_all()) {
+        for (const auto* other : ie.views) {
+          if (other->q->where_text == q.where_text && other->window->total()) {
+            known = other->window->total();
+            break;
+          }
+        }
+        if (auto kc = ds.counts.find(q.where_text); !known && kc != ds.counts.end()) {
+          known = kc->second.matches;
+          kc->second.used = clock_type::now();
+        }
+      }
+      v.window->fill(known);
       ie.views.push_back(&v);
       snap.rows = v.window->visible();
       snap.total = v.window->total();
@@ -1173,10 +1209,32 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
   self->send(it->second.actor, std::move(m));
 }
 
+/// Keeps the count of a closing window's filter (kept_count), making room by dropping the least
+/// recently used one.
+void keep_count(dataset_state& ds, const core::bound_query& q, std::uint64_t matches) {
+  if (q.where.matches_all()) {
+    return;  // the index's size is the count
+  }
+  auto now = clock_type::now();
+  if (auto it = ds.counts.find(q.where_text); it != ds.counts.end()) {
+    it->second.used = now;
+    return;  // kept current since it was taken
+  }
+  if (ds.counts.size() >= max_kept_counts) {
+    ds.counts.erase(std::min_element(ds.counts.begin(), ds.counts.end(), [](auto& a, auto& b) {
+      return a.second.used < b.second.used;
+    }));
+  }
+  ds.counts.emplace(q.where_text, kept_count{q.where, matches, now});
+}
+
 void drop_view(shard_state& st, std::unordered_map<std::string, view_entry>::iterator it) {
   auto& v = it->second;
   if (v.window) {
     auto& ds = st.data[v.q->dataset];
+    if (auto total = v.window->total()) {
+      keep_count(ds, *v.q, *total);
+    }
     if (auto ie = ds.indexes.find(v.index_key); ie != ds.indexes.end()) {
       std::erase(ie->second.views, &v);
       if (ie->second.views.empty()) {
@@ -1217,6 +1275,7 @@ void on_idle_check(shard_ptr self) {
     std::erase_if(ds.indexes, [&](const auto& kv) {
       return kv.second.views.empty() && now - kv.second.unused_since >= keep;
     });
+    std::erase_if(ds.counts, [&](const auto& kv) { return now - kv.second.used >= keep; });
   }
   st.idle.check(self, *st.rt, st.unit,
                 [&st] { return st.views.empty() && st.pending.empty() && st.refreshing == 0; });

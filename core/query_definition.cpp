@@ -861,7 +861,8 @@ result<bound_query> bind_query(const query_definition& def,
                   0,
                   0,
                   false,
-                  nullptr};
+                  nullptr,
+                  json::serialize(bound_filter)};
   if (page_size > 0 && !out.single_id) {
     out.offset = page * page_size;
     out.limit = page_size;
@@ -888,6 +889,7 @@ bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::stri
   q.space = req->space;
   q.dataset = req->dataset;
   q.where = req->where;
+  q.where_text = json::serialize(req->filter_json);
   q.order = req->order;
   q.count = req->include_total;
   switch (req->scope) {
@@ -929,6 +931,7 @@ bound_query bind_windowed_merge(std::shared_ptr<const windowed_request> req, boo
   q.space = req->space;
   q.dataset = req->dataset;
   q.where = req->where;
+  q.where_text = json::serialize(req->filter_json);
   q.order = req->order;
   q.count = req->include_total;
   if (member_part) {

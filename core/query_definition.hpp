@@ -105,6 +105,10 @@ struct bound_query {
   /// Set for a windowed-subscribe request (its scope, projection and body, to bind it again on
   /// another node); null for a named query.
   std::shared_ptr<const windowed_request> windowed;
+  /// The filter's spec as bound, as JSON text: two queries of one dataset whose texts are equal
+  /// select the same records, so their windows may share what one knows (the number of matches)
+  /// instead of counting again. Unequal texts may still be equal filters; nothing is shared then.
+  std::string where_text;
 
   bool bounded() const { return limit > 0; }
 };

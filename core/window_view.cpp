@@ -66,7 +66,7 @@ window_view::held_row window_view::make_row(const record_ptr& r) const {
   return held_row{r, idx_.spec().position_of(thread_doc_reader().read(*r))};
 }
 
-void window_view::fill() {
+void window_view::fill(std::optional<std::uint64_t> known_matches) {
   held_.clear();
   complete_ = false;
   if (match_all_) {
@@ -93,21 +93,21 @@ void window_view::fill() {
       held_.push_back(make_row(it->rec));
     } else {
       more = true;
-      if (!count_) {
-        break;  // the total is not wanted: stop at the first match past the look-ahead
+      if (!count_ || known_matches) {
+        break;  // the total is not wanted, or known: stop at the first match past the look-ahead
       }
     }
   }
   prefix_ = skipped;
   complete_ = !more;
-  matches_ = found;
+  matches_ = known_matches && more ? *known_matches : found;
 }
 
 std::size_t window_view::find_held(const sort_position& pos) const {
   const auto& spec = idx_.spec();
-  auto it = std::lower_bound(held_.begin(), held_.end(), pos, [&](const held_row& h, const auto& p) {
-    return spec.compare(h.pos, p) < 0;
-  });
+  auto it = std::lower_bound(
+      held_.begin(), held_.end(), pos,
+      [&](const held_row& h, const auto& p) { return spec.compare(h.pos, p) < 0; });
   if (it != held_.end() && it->pos.id == pos.id) {
     return static_cast<std::size_t>(it - held_.begin());
   }
@@ -116,9 +116,9 @@ std::size_t window_view::find_held(const sort_position& pos) const {
 
 void window_view::insert_held(held_row row) {
   const auto& spec = idx_.spec();
-  auto it = std::upper_bound(held_.begin(), held_.end(), row.pos, [&](const auto& p, const held_row& h) {
-    return spec.compare(p, h.pos) < 0;
-  });
+  auto it = std::upper_bound(
+      held_.begin(), held_.end(), row.pos,
+      [&](const auto& p, const held_row& h) { return spec.compare(p, h.pos) < 0; });
   held_.insert(it, std::move(row));
 }
 

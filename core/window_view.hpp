@@ -25,8 +25,8 @@ namespace weir::core {
 
 /// One record's change within a write, with what windows need, read once by the writer.
 struct record_step {
-  record_ptr before;  ///< null: created
-  record_ptr after;   ///< null: deleted
+  record_ptr before;                                ///< null: created
+  record_ptr after;                                 ///< null: deleted
   const boost::json::object* before_doc = nullptr;  ///< set when `before` is
   const boost::json::object* after_doc = nullptr;   ///< set when `after` is
   const sort_position* before_pos = nullptr;        ///< in the index's order; set with `before`
@@ -49,7 +49,10 @@ class window_view {
               bool count);
 
   /// Computes the window from the index (at creation; the index must be current).
-  void fill();
+  /// `known_matches`: the number of matches, when a window with the same filter over the same
+  /// index already keeps it; the walk then stops once the window and its look-ahead are full
+  /// (O(offset + limit matches)) instead of counting every record (O(N) filter evaluations).
+  void fill(std::optional<std::uint64_t> known_matches = std::nullopt);
 
   /// Applies one record's change; the index already reflects it (and every earlier change of
   /// the write). Returns false when the change cannot concern this window (neither side
@@ -79,9 +82,7 @@ class window_view {
   };
 
   bool matches(const record& r) const;
-  bool matches(const boost::json::object& doc) const {
-    return match_all_ || where_.matches(doc);
-  }
+  bool matches(const boost::json::object& doc) const { return match_all_ || where_.matches(doc); }
   held_row make_row(const record_ptr& r) const;
   /// Index of the held row with `pos`'s id, or held_.size().
   std::size_t find_held(const sort_position& pos) const;
