@@ -9,6 +9,7 @@
 // window_view over the index of its sort, maintained exactly in O(log N) per change plus what
 // its backfill reads; an unbounded one is its filter, and its query actor keeps the rows.
 // The unit is read from the store by the loader thread; until it arrives every message waits.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,20 @@
 #include "log/log.hpp"
 
 namespace weir::actors {
+
+/// The loader thread → a shard: the index of `key` on `dataset` it built from the records the
+/// shard handed it (see start_index_build).
+struct index_built_msg {
+  std::string dataset;
+  std::string key;
+  std::shared_ptr<core::order_index<core::record_ptr>> idx;
+};
+
+}  // namespace weir::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::index_built_msg)
+
+namespace weir::actors {
 namespace {
 
 using core::record_ptr;
@@ -48,7 +63,7 @@ using clock_type = std::chrono::steady_clock;
 struct view_entry;
 
 struct index_entry {
-  std::unique_ptr<index_type> idx;
+  std::shared_ptr<index_type> idx;
   std::vector<view_entry*> views;  // the bounded queries reading it
   clock_type::time_point unused_since = clock_type::now();
 };
@@ -65,10 +80,23 @@ struct kept_count {
 };
 constexpr std::size_t max_kept_counts = 8;  // per dataset of a unit: the cost each write pays
 
+/// An index being built on the loader thread from the records as they were when it started: a
+/// sort's first window at a million records would otherwise hold the unit's writes for most of
+/// a second. Writes go on meanwhile; what they publish is journaled and applied to the index
+/// when it arrives, and the subscriptions that need it wait here.
+struct index_build {
+  std::vector<subscribe_msg> waiting;                      // in arrival order
+  std::vector<std::pair<record_ptr, record_ptr>> journal;  // (before, after) published since
+  bool purged = false;  // an object delete since: the built index starts empty
+};
+/// Below this many records an index is built in place: a few milliseconds, less than the trip.
+constexpr std::size_t build_elsewhere_from = 16384;
+
 struct dataset_state {
   core::record_set records;
-  std::map<std::string, index_entry> indexes;  // by sort text
-  std::map<std::string, kept_count> counts;    // by bound_query::where_text
+  std::map<std::string, index_entry> indexes;   // by sort text
+  std::map<std::string, index_build> building;  // by sort text
+  std::map<std::string, kept_count> counts;     // by bound_query::where_text
 };
 
 /// A write applied in memory but not yet durable: later writes build on it, queries don't see it.
@@ -753,6 +781,10 @@ void publish_object_deleted(shard_ptr self, const pending_write& w) {
     for (auto& [text, kc] : ds.counts) {
       kc.matches = 0;
     }
+    for (auto& [key, b] : ds.building) {
+      b.journal.clear();
+      b.purged = true;
+    }
   }
   for (auto& [key, v] : st.views) {
     if (v.window) {
@@ -807,6 +839,9 @@ void publish(shard_ptr self, pending_write& w) {
         appeared.push_back(c.dataset);  // space-wide merges of this dataset take this unit in
       }
       ds.records.insert(c.after);
+    }
+    for (auto& [key, b] : ds.building) {
+      b.journal.emplace_back(c.before, c.after);
     }
     for (auto& [text, kc] : ds.counts) {
       bool mb = c.before && kc.where.matches(*c.before_doc);
@@ -1061,7 +1096,7 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
   auto it = ds.indexes.find(key);
   if (it == ds.indexes.end()) {
     index_entry e;
-    e.idx = std::make_unique<index_type>(order);
+    e.idx = std::make_shared<index_type>(order);
     auto t0 = clock_type::now();
     e.idx->build(ds.records.begin(), ds.records.end());
     if (auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -1078,10 +1113,11 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
 /// unused first), which the next window of their sort rebuilds. Each index holds an entry per
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max) {
-  if (ds.indexes.count(sort_text(order))) {
+  auto key = sort_text(order);
+  if (ds.indexes.count(key) || ds.building.count(key)) {
     return true;
   }
-  while (ds.indexes.size() >= max) {
+  while (ds.indexes.size() + ds.building.size() >= max) {
     auto unused = ds.indexes.end();
     for (auto it = ds.indexes.begin(); it != ds.indexes.end(); ++it) {
       if (it->second.views.empty() &&
@@ -1160,6 +1196,67 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
   }
 }
 
+/// Hands the dataset's records to the loader thread to build the index of `order`; the shard
+/// goes on serving, and index_built_msg brings the index back (on_index_built).
+std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
+                                                               const std::string& dataset,
+                                                               dataset_state& ds,
+                                                               const core::sort_spec& order,
+                                                               std::string key) {
+  auto records = std::make_shared<std::vector<record_ptr>>(ds.records.begin(), ds.records.end());
+  auto idx = std::make_shared<index_type>(order);
+  self->state.rt->loader.post(
+      [shard = caf::actor_cast<caf::actor>(self), records, idx, dataset, key]() mutable {
+        auto t0 = clock_type::now();
+        idx->build(records->begin(), records->end());
+        auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+        if (ms >= 500) {
+          log::info("built an index", {{"index", key}, {"records", records->size()}, {"ms", ms}});
+        }
+        records.reset();  // its references go here, not on the shard's thread
+        caf::anon_send(shard, index_built_msg{dataset, key, idx});
+      });
+  return ds.building.emplace(std::move(key), index_build{}).first;
+}
+
+void handle_subscribe(shard_ptr self, subscribe_msg& m);
+
+/// The index a build brought back: what was published meanwhile is applied to it, it joins the
+/// dataset's indexes, and the subscriptions that waited for it are handled in arrival order.
+void on_index_built(shard_ptr self, index_built_msg& m) {
+  auto& st = self->state;
+  auto dsit = st.data.find(m.dataset);
+  if (dsit == st.data.end()) {
+    return;
+  }
+  auto& ds = dsit->second;
+  auto b = ds.building.find(m.key);
+  if (b == ds.building.end()) {
+    return;
+  }
+  auto build = std::move(b->second);
+  ds.building.erase(b);
+  auto& idx = *m.idx;
+  if (build.purged) {
+    idx.assign_sorted({});
+  }
+  auto& reader = core::thread_doc_reader();
+  for (auto& [before, after] : build.journal) {
+    if (before) {
+      idx.erase(idx.position_of(reader.read(*before)));
+    }
+    if (after) {
+      idx.insert(after, idx.position_of(reader.read(*after)));
+    }
+  }
+  index_entry e;
+  e.idx = std::move(m.idx);
+  ds.indexes.emplace(m.key, std::move(e));
+  for (auto& w : build.waiting) {
+    handle_subscribe(self, w);
+  }
+}
+
 /// Answers a subscription this shard will not serve, in its protocol's form: a windowed stream's
 /// error envelope, a raw consumer's refusal (which carries `e` to another member's client), a
 /// hub subscription's Error frame (its text is fixed by arc-hub §2.1), a direct stream's close.
@@ -1199,6 +1296,19 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
           {{"dataset", q.dataset}, {"objectId", q.object}, {"limit", max}});
       refuse_subscription(self, m.sub, e);
       return;
+    }
+    if (q.bounded()) {
+      auto& ds = st.data[q.dataset];
+      auto key = sort_text(q.order);
+      auto b = ds.building.find(key);
+      if (b == ds.building.end() && !ds.indexes.count(key) &&
+          ds.records.size() >= build_elsewhere_from) {
+        b = start_index_build(self, q.dataset, ds, q.order, std::move(key));
+      }
+      if (b != ds.building.end()) {
+        b->second.waiting.push_back(std::move(m));
+        return;
+      }
     }
     auto [entry, snap] = open_view(st, m.query);
     it = entry;
@@ -1277,8 +1387,11 @@ void on_idle_check(shard_ptr self) {
     });
     std::erase_if(ds.counts, [&](const auto& kv) { return now - kv.second.used >= keep; });
   }
-  st.idle.check(self, *st.rt, st.unit,
-                [&st] { return st.views.empty() && st.pending.empty() && st.refreshing == 0; });
+  st.idle.check(self, *st.rt, st.unit, [&st] {
+    return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
+           std::all_of(st.data.begin(), st.data.end(),
+                       [](const auto& kv) { return kv.second.building.empty(); });
+  });
 }
 
 /// Once the writes this shard sent to the store are answered (after a hand-over): tells the
@@ -1305,6 +1418,13 @@ void hand_over(shard_ptr self, caf::actor successor) {
     for (auto& [k, ie] : ds.indexes) {
       ie.views.clear();
     }
+    // Subscriptions waiting for an index go to the successor, which builds its own.
+    for (auto& [k, b] : ds.building) {
+      for (auto& w : b.waiting) {
+        self->send(successor, std::move(w));
+      }
+    }
+    ds.building.clear();
   }
   st.views.clear();
 }
@@ -1395,6 +1515,7 @@ caf::behavior handing_over(shard_ptr self) {
       [pass](query_idle_msg& m) { pass(m); },
       [](idle_atom) {},
       [](const epoch_msg&) {},
+      [](index_built_msg&) {},  // its waiting subscriptions went to the successor
   };
 }
 
@@ -1414,6 +1535,15 @@ caf::behavior serving(shard_ptr self) {
         auto it = self->state.views.find(m.key);
         if (it != self->state.views.end()) {
           self->send(it->second.actor, std::move(m));
+          return;
+        }
+        // Still waiting for its index: it never opens.
+        for (auto& [name, ds] : self->state.data) {
+          for (auto& [k, b] : ds.building) {
+            std::erase_if(b.waiting, [&](const subscribe_msg& w) {
+              return w.sub.token == m.token && w.query->key == m.key;
+            });
+          }
         }
       },
       [self](resync_msg& m) {
@@ -1433,6 +1563,7 @@ caf::behavior serving(shard_ptr self) {
         handle_idle(self, m);
       },
       [self](idle_atom) { on_idle_check(self); },
+      [self](index_built_msg& m) { on_index_built(self, m); },
       [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
       [self](const epoch_msg& m) {
         self->state.valid_epoch = std::max(self->state.valid_epoch, m.epoch);
