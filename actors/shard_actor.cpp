@@ -8,7 +8,7 @@
 // Queries are kept here, next to the data: a bounded query (a window: offset, limit) is a
 // window_view over the index of its sort, maintained exactly in O(log N) per change plus what
 // its backfill reads; an unbounded one is its filter, and its query actor keeps the rows.
-// The unit is read from the store by the loader thread; until it arrives every message waits.
+// The unit is read from the store by a loader thread; until it arrives every message waits.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,7 +41,7 @@
 
 namespace weir::actors {
 
-/// The loader thread → a shard: the index of `key` on `dataset` it built from the records the
+/// A loader thread → a shard: the index of `key` on `dataset` it built from the records the
 /// shard handed it (see start_index_build).
 struct index_built_msg {
   std::string dataset;
@@ -80,7 +80,7 @@ struct kept_count {
 };
 constexpr std::size_t max_kept_counts = 8;  // per dataset of a unit: the cost each write pays
 
-/// An index being built on the loader thread from the records as they were when it started: a
+/// An index being built on a loader thread from the records as they were when it started: a
 /// sort's first window at a million records would otherwise hold the unit's writes for most of
 /// a second. Writes go on meanwhile; what they publish is journaled and applied to the index
 /// when it arrives, and the subscriptions that need it wait here.
@@ -1196,7 +1196,7 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
   }
 }
 
-/// Hands the dataset's records to the loader thread to build the index of `order`; the shard
+/// Hands the dataset's records to a loader thread to build the index of `order`; the shard
 /// goes on serving, and index_built_msg brings the index back (on_index_built).
 std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
                                                                const std::string& dataset,

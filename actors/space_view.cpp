@@ -41,7 +41,7 @@ struct unit_appeared_msg {
   std::string object;
 };
 
-/// The loader thread listed the space's objects that hold the dataset here.
+/// A loader thread listed the space's objects that hold the dataset here.
 struct listed_msg {
   std::vector<std::string> objects;
 };
@@ -382,7 +382,7 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
     try_retire(self);  // the subscribes already sent are refused as they are read
   } else {
     // Sources: new objects first (so none is missed between the listing and the registration),
-    // then the objects this node holds (listed by the loader thread: a store read per object of
+    // then the objects this node holds (listed by a loader thread: a store read per object of
     // the space), then the other members' parts.
     rt->watch_space(req->space, req->dataset, caf::actor_cast<caf::actor>(self));
     ++st.pending;  // the listing

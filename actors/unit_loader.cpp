@@ -1,4 +1,4 @@
-// unit_loader: one thread that reads and builds units for their shards.
+// unit_loader: the threads that read and build units for their shards.
 #include "actors/unit_loader.hpp"
 
 #include <malloc.h>
@@ -27,7 +27,9 @@ unit_loader::unit_loader(store::durable_store& store, const core::document_limit
     constexpr auto any = std::numeric_limits<std::size_t>::max();
     limits_ = core::document_limits{any, any, any};
   }
-  thread_ = std::thread([this] { run(); });
+  for (std::size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] { run(); });
+  }
 }
 
 unit_loader::~unit_loader() {
@@ -59,16 +61,19 @@ void unit_loader::post(std::function<void()> run) {
 void unit_loader::stop() {
   {
     std::lock_guard lock{mu_};
-    if (stopping_ && !thread_.joinable()) {
+    if (stopping_ && threads_.empty()) {
       return;
     }
     stopping_ = true;
     queue_.clear();
   }
   cv_.notify_all();
-  if (thread_.joinable()) {
-    thread_.join();
+  for (auto& t : threads_) {
+    if (t.joinable()) {
+      t.join();
+    }
   }
+  threads_.clear();
 }
 
 void unit_loader::run() {

@@ -1,7 +1,10 @@
 // weir::actors::unit_loader — reads units from the store off the actor threads. A unit's first
 // use must not stall a CAF worker: reading and parsing a million records takes most of a second.
-// The loader thread reads the unit, builds its records (parsing each once for its id and
-// identity) and hands the result to the shard, which meanwhile keeps its mail waiting.
+// A loader thread reads the unit, builds its records (parsing each once for its id and
+// identity) and hands the result to the shard, which meanwhile keeps its mail waiting. Two
+// threads take the queue, so one large unit (or a new sort's index, which shards build here)
+// does not hold every other unit's first use behind it; the store decides how far their reads
+// overlap (PostgreSQL's reader session is one).
 // Internal to actors/ (includes CAF).
 #pragma once
 
@@ -15,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/actor.hpp>
 
@@ -52,11 +56,14 @@ class unit_loader {
   /// Queues a load of `unit`; `shard` gets a loaded_msg with the result.
   void load(store::unit_key unit, caf::actor shard);
 
-  /// Runs `job` on the loader thread after the loads queued before it (a store read that must
-  /// not block an actor thread). Dropped once stopping.
+  /// Runs `job` on a loader thread once the jobs queued before it were taken (a store read or a
+  /// build that must not block an actor thread). Dropped once stopping.
   void post(std::function<void()> job);
 
-  /// Stops the thread; queued loads are dropped (their shards are being stopped too).
+  /// Loader threads: bounded, so loads cannot take every core from the actors.
+  static constexpr std::size_t threads = 2;
+
+  /// Stops the threads; queued loads are dropped (their shards are being stopped too).
   void stop();
 
  private:
@@ -74,7 +81,7 @@ class unit_loader {
   };
   std::deque<job> queue_;
   bool stopping_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace weir::actors

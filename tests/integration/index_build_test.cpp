@@ -1,5 +1,5 @@
 // A window on a sort the dataset has no index for, over enough records that the index is built
-// on the loader thread (from 16,384 records): the unit's writes are answered while it builds,
+// on a loader thread (from 16,384 records): the unit's writes are answered while it builds,
 // and the window that opens on it is exact — the writes published during the build are in the
 // index, and its changes go on from there.
 #include <gtest/gtest.h>
