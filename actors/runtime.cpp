@@ -68,19 +68,12 @@ namespace {
 std::optional<std::string> rt_owner(const runtime::impl& rt, const store::unit_key& unit) {
   return rt.link ? rt.link->remote_owner(unit) : std::nullopt;
 }
-
-std::string unit_registry_key(const store::unit_key& unit) {
-  std::string key = unit.space;
-  key.push_back('\0');
-  key.append(unit.object);
-  return key;
-}
 }  // namespace
 
-caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
-  auto key = unit_registry_key(unit);
-  auto it = shards.find(key);
-  if (it != shards.end()) {
+caf::actor runtime::impl::shard_locked(shard_stripe& s, std::string key,
+                                       const store::unit_key& unit) {
+  auto it = s.shards.find(key);
+  if (it != s.shards.end()) {
     return it->second.actor;
   }
   // Any thread may be the first to use a unit (HTTP, gRPC, an actor).
@@ -91,7 +84,7 @@ caf::actor runtime::impl::shard_locked(const store::unit_key& unit) {
     }
     return spawn_shard(*this, unit);
   });
-  shards.emplace(std::move(key), shard_entry{a, owner.value_or("")});
+  s.shards.emplace(std::move(key), shard_entry{a, owner.value_or("")});
   return a;
 }
 
@@ -108,7 +101,7 @@ caf::actor runtime::impl::space_view_locked(
 }
 
 void runtime::impl::forget_space_view(const std::string& key, const caf::actor_addr& addr) {
-  std::lock_guard lock{shards_mu};
+  std::lock_guard lock{space_views_mu};
   auto it = space_views.find(key);
   if (it != space_views.end() && it->second.address() == addr) {
     space_views.erase(it);
@@ -117,7 +110,7 @@ void runtime::impl::forget_space_view(const std::string& key, const caf::actor_a
 
 bool runtime::impl::retire_space_view(const std::string& key, const caf::actor& self,
                                       const std::function<bool()>& may_retire) {
-  std::lock_guard lock{shards_mu};
+  std::lock_guard lock{space_views_mu};
   auto it = space_views.find(key);
   if (it == space_views.end() || it->second != self || !may_retire()) {
     return false;
@@ -158,16 +151,13 @@ void runtime::impl::unit_has_dataset(const std::string& space, const std::string
   }
 }
 
-caf::actor runtime::impl::find_locked(const store::unit_key& unit) {
-  auto it = shards.find(unit_registry_key(unit));
-  return it == shards.end() ? caf::actor{} : it->second.actor;
-}
-
 void runtime::impl::forget_shard(const store::unit_key& unit, const caf::actor_addr& addr) {
-  std::lock_guard lock{shards_mu};
-  auto it = shards.find(unit_registry_key(unit));
-  if (it != shards.end() && it->second.actor.address() == addr) {
-    shards.erase(it);
+  auto key = unit_registry_key(unit);
+  auto& s = stripe_of(key);
+  std::lock_guard lock{s.mu};
+  auto it = s.shards.find(key);
+  if (it != s.shards.end() && it->second.actor.address() == addr) {
+    s.shards.erase(it);
   }
 }
 
@@ -184,12 +174,14 @@ void runtime::impl::remove_connection(std::uint64_t id) {
 
 bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& self,
                                  const std::function<bool()>& may_retire) {
-  std::lock_guard lock{shards_mu};
-  auto it = shards.find(unit_registry_key(unit));
-  if (it == shards.end() || it->second.actor != self || !may_retire()) {
+  auto key = unit_registry_key(unit);
+  auto& s = stripe_of(key);
+  std::lock_guard lock{s.mu};
+  auto it = s.shards.find(key);
+  if (it == s.shards.end() || it->second.actor != self || !may_retire()) {
     return false;
   }
-  shards.erase(it);
+  s.shards.erase(it);
   return true;
 }
 
@@ -316,9 +308,11 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
 }
 
 void runtime::impl::reload_unit(const store::unit_key& unit, const caf::actor& self) {
-  std::lock_guard lock{shards_mu};
-  auto it = shards.find(unit_registry_key(unit));
-  if (stopping || it == shards.end() || it->second.actor != self) {
+  auto key = unit_registry_key(unit);
+  auto& s = stripe_of(key);
+  std::lock_guard lock{s.mu};
+  auto it = s.shards.find(key);
+  if (stopping || it == s.shards.end() || it->second.actor != self) {
     return;
   }
   it->second.actor = spawn_anywhere([&] { return spawn_shard(*this, unit, self); });
@@ -337,9 +331,11 @@ void runtime::impl::refresh_local(const store::unit_key& unit, write_command cmd
   // and loaded it after that commit.
   write_msg m{std::move(cmd), std::move(done)};
   {
-    std::lock_guard lock{shards_mu};
-    auto it = shards.find(unit_registry_key(unit));
-    if (it != shards.end() && it->second.owner.empty()) {
+    auto key = unit_registry_key(unit);
+    auto& s = stripe_of(key);
+    std::lock_guard lock{s.mu};
+    auto it = s.shards.find(key);
+    if (it != s.shards.end() && it->second.owner.empty()) {
       caf::anon_send(it->second.actor, std::move(m));
       return;
     }
@@ -451,30 +447,34 @@ void runtime::ownership_changed(bool reload_held) {
   std::vector<caf::actor> views;
   std::size_t moved = 0;
   {
-    std::lock_guard lock{rt.shards_mu};
+    // Every stripe at once: the owners change for all units together, as one step for senders.
+    auto locks = rt.lock_all_stripes();
+    std::lock_guard views_lock{rt.space_views_mu};
     if (rt.stopping) {
       return;
     }
-    for (auto& [key, e] : rt.shards) {
-      auto nul = key.find('\0');
-      store::unit_key unit{key.substr(0, nul), key.substr(nul + 1)};
-      auto owner = rt.link->remote_owner(unit).value_or("");
-      if (owner == e.owner && !(reload_held && owner.empty())) {
-        if (owner.empty()) {
-          caf::anon_send(e.actor, epoch_msg{epoch});  // its state holds under these owners too
+    for (auto& stripe : rt.stripes) {
+      for (auto& [key, e] : stripe.shards) {
+        auto nul = key.find('\0');
+        store::unit_key unit{key.substr(0, nul), key.substr(nul + 1)};
+        auto owner = rt.link->remote_owner(unit).value_or("");
+        if (owner == e.owner && !(reload_held && owner.empty())) {
+          if (owner.empty()) {
+            caf::anon_send(e.actor, epoch_msg{epoch});  // its state holds under these owners too
+          }
+          continue;
         }
-        continue;
+        // The new entry waits for the old one's queries; whatever is sent to the unit from now
+        // on reaches the new one, and what reached the old one it passes on.
+        auto old = e.actor;
+        e.actor = spawn_anywhere([&] {
+          return owner.empty() ? spawn_shard(rt, unit, old)
+                               : spawn_remote_shard(rt, unit, owner, old);
+        });
+        e.owner = owner;
+        caf::anon_send(old, hand_over_msg{e.actor});
+        ++moved;
       }
-      // The new entry waits for the old one's queries; whatever is sent to the unit from now
-      // on reaches the new one, and what reached the old one it passes on.
-      auto old = e.actor;
-      e.actor = spawn_anywhere([&] {
-        return owner.empty() ? spawn_shard(rt, unit, old)
-                             : spawn_remote_shard(rt, unit, owner, old);
-      });
-      e.owner = owner;
-      caf::anon_send(old, hand_over_msg{e.actor});
-      ++moved;
     }
     for (auto& [k, v] : rt.space_views) {
       views.push_back(v);
@@ -637,8 +637,10 @@ budget& runtime::subscription_budget() {
 runtime_stats runtime::stats() const {
   runtime_stats s;
   {
-    std::lock_guard lock{impl_->shards_mu};
-    s.units = impl_->shards.size();
+    for (auto& stripe : impl_->stripes) {
+      std::lock_guard lock{stripe.mu};
+      s.units += stripe.shards.size();
+    }
   }
   s.query_keys = impl_->query_actors.load();
   s.hub_connections = impl_->hub_connections.load();
@@ -661,15 +663,18 @@ void runtime::shutdown() {
     return;
   }
   {
-    std::lock_guard lock{impl_->shards_mu};
+    auto locks = impl_->lock_all_stripes();
+    std::lock_guard views_lock{impl_->space_views_mu};
     if (impl_->stopping) {
       return;
     }
     impl_->stopping = true;  // from here no send spawns a shard
-    for (auto& [k, e] : impl_->shards) {
-      caf::anon_send_exit(e.actor, caf::exit_reason::user_shutdown);
+    for (auto& stripe : impl_->stripes) {
+      for (auto& [k, e] : stripe.shards) {
+        caf::anon_send_exit(e.actor, caf::exit_reason::user_shutdown);
+      }
+      stripe.shards.clear();
     }
-    impl_->shards.clear();
     for (auto& [k, a] : impl_->space_views) {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }

@@ -51,20 +51,31 @@ void notify_unit_appeared(const caf::actor& view, std::string object);
 /// Tells a space view that the cluster's owners changed: it ends (space_view.cpp).
 void notify_membership_changed(const caf::actor& view);
 
+/// A unit's key in the registry: space '\0' object.
+inline std::string unit_registry_key(const store::unit_key& unit) {
+  std::string key = unit.space;
+  key.push_back('\0');
+  key.append(unit.object);
+  return key;
+}
+
 struct runtime::impl {
   impl(runtime_options o, std::vector<core::query_definition> queries, store::durable_store& s);
 
   /// Sends `msg` to the shard actor of `unit`, spawning it on first use. The send happens under
-  /// the registry lock, which is what lets an idle shard retire safely (see retire_shard).
+  /// the lock of the unit's stripe of the registry, which is what lets an idle shard retire
+  /// safely (see retire_shard); units of other stripes are not held up by it.
   /// Returns false, dropping `msg`, once the runtime is shutting down (a write's callback then
   /// answers server.unavailable through its guard, see runtime::submit).
   template <class Msg>
   bool send_to_shard(const store::unit_key& unit, Msg&& msg) {
-    std::lock_guard lock{shards_mu};
+    auto key = unit_registry_key(unit);
+    auto& s = stripe_of(key);
+    std::lock_guard lock{s.mu};
     if (stopping) {
       return false;
     }
-    caf::anon_send(shard_locked(unit), std::forward<Msg>(msg));
+    caf::anon_send(shard_locked(s, std::move(key), unit), std::forward<Msg>(msg));
     return true;
   }
 
@@ -81,9 +92,11 @@ struct runtime::impl {
   /// was, when it is not.
   template <class Msg>
   bool send_to_live_shard(const store::unit_key& unit, Msg&& msg) {
-    std::lock_guard lock{shards_mu};
-    if (auto a = find_locked(unit)) {
-      caf::anon_send(a, std::forward<Msg>(msg));
+    auto key = unit_registry_key(unit);
+    auto& s = stripe_of(key);
+    std::lock_guard lock{s.mu};
+    if (auto it = s.shards.find(key); it != s.shards.end()) {
+      caf::anon_send(it->second.actor, std::forward<Msg>(msg));
       return true;
     }
     return false;
@@ -101,7 +114,7 @@ struct runtime::impl {
   template <class Msg>
   bool send_to_space_view(const std::shared_ptr<const core::windowed_request>& req,
                           bool member_part, Msg&& msg) {
-    std::lock_guard lock{shards_mu};
+    std::lock_guard lock{space_views_mu};
     if (stopping) {
       return false;
     }
@@ -111,7 +124,7 @@ struct runtime::impl {
   template <class Msg>
   void send_to_live_space_view(const std::shared_ptr<const core::windowed_request>& req,
                                bool member_part, Msg&& msg) {
-    std::lock_guard lock{shards_mu};
+    std::lock_guard lock{space_views_mu};
     if (auto it = space_views.find(space_view_key(req, member_part)); it != space_views.end()) {
       caf::anon_send(it->second, std::forward<Msg>(msg));
     }
@@ -169,17 +182,38 @@ struct runtime::impl {
   /// subscriptions_by_encoding); each query actor gives its share back when it ends.
   std::array<std::atomic<std::int64_t>, 6> subscriptions_by_encoding{};
 
-  std::mutex shards_mu;
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
   /// owns it.
   struct shard_entry {
     caf::actor actor;
     std::string owner;
   };
-  std::unordered_map<std::string, shard_entry> shards;      // key: space '\0' object
+  /// One part of the unit registry, by the hash of the unit's key: a send takes only its unit's
+  /// stripe, so sends to different units (from the I/O threads, gRPC threads and actors at once)
+  /// rarely meet on a lock, and a shard's spawn holds up only its stripe.
+  struct shard_stripe {
+    std::mutex mu;
+    std::unordered_map<std::string, shard_entry> shards;  // key: space '\0' object
+  };
+  static constexpr std::size_t shard_stripes = 64;
+  std::array<shard_stripe, shard_stripes> stripes;
+  shard_stripe& stripe_of(const std::string& key) {
+    return stripes[std::hash<std::string>{}(key) % shard_stripes];
+  }
+  /// Every stripe's lock, taken in order (walks over all units: owner changes, shutdown).
+  std::vector<std::unique_lock<std::mutex>> lock_all_stripes() {
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(shard_stripes);
+    for (auto& s : stripes) {
+      locks.emplace_back(s.mu);
+    }
+    return locks;
+  }
+  std::mutex space_views_mu;
   std::unordered_map<std::string, caf::actor> space_views;  // key: space '\0' query key
-  bool stopping = false;                                    // under shards_mu
-  std::atomic<bool> stopped{false};                         // the actor system is gone
+  /// Set once, by shutdown, under every stripe's lock and space_views_mu: read under any one.
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> stopped{false};  // the actor system is gone
 
   connection_directory directory;  ///< hub connections, for the health feed
   unit_loader loader;              ///< reads units off the actor threads
@@ -195,10 +229,9 @@ struct runtime::impl {
   std::uint64_t next_conn = 0;
 
  private:
-  caf::actor shard_locked(const store::unit_key& unit);
+  caf::actor shard_locked(shard_stripe& s, std::string key, const store::unit_key& unit);
   caf::actor space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
                                bool member_part);
-  caf::actor find_locked(const store::unit_key& unit);
 
  public:
   caf::actor_system_config cfg;
