@@ -51,6 +51,7 @@ struct options {
   long payload = 60;
   double rate = 100;
   double seconds = 5;
+  double write_during_ms = 0;  ///< open: write to the object every this many ms meanwhile
 };
 
 std::string path_for(const std::string& scope, bool subscribe) {
@@ -194,18 +195,48 @@ int do_load(const options& o) {
 }
 
 int do_open(const options& o) {
+  // With --write-during: a write to the same object every few ms while the window opens, each
+  // timed to its answer; the slowest says how long the open held the unit's writes.
+  std::atomic<bool> opening{true};
+  double max_write_ms = 0;
+  long writes_during = 0;
+  std::thread writer;
+  if (o.write_during_ms > 0) {
+    writer = std::thread{[&] {
+      connection c{o};
+      for (long i = 0; opening; ++i) {
+        auto id = "open-w" + std::to_string(i);
+        auto w0 = clock_type::now();
+        auto res = c.request(
+            http::verb::put, "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
+            json::serialize(make_row(id, o.payload)));
+        if (res.result_int() != 200) {
+          std::cerr << "weir_window open: write " << res.result_int() << "\n";
+        }
+        max_write_ms = std::max(max_write_ms, ms_since(w0));
+        ++writes_during;
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.write_during_ms));
+      }
+    }};
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});  // its first write is answered
+  }
   auto t0 = clock_type::now();
   stream s{o, o.body};
   auto ready = s.next();
   auto snap = s.next();
   auto ms = ms_since(t0);
+  opening = false;
+  if (writer.joinable()) {
+    writer.join();
+  }
   if (snap.rfind("event: snapshot", 0) != 0) {
     std::cerr << "weir_window open: no snapshot, got " << ready << " / " << snap << "\n";
     return 1;
   }
   auto data = json::parse(snap.substr(snap.find("data: ") + 6));
-  std::printf("{\"ms_to_snapshot\":%.3f,\"records\":%zu}\n", ms,
-              data.as_object().at("records").as_array().size());
+  std::printf("{\"ms_to_snapshot\":%.3f,\"records\":%zu,\"writes_during\":%ld,"
+              "\"max_write_ms\":%.3f}\n",
+              ms, data.as_object().at("records").as_array().size(), writes_during, max_write_ms);
   s.close();
   return 0;
 }
@@ -340,6 +371,8 @@ int main(int argc, char** argv) {
       o.rate = std::stod(v);
     } else if (k == "--seconds") {
       o.seconds = std::stod(v);
+    } else if (k == "--write-during") {
+      o.write_during_ms = std::stod(v);
     } else {
       std::cerr << "weir_window: unknown option " << k << "\n";
       return 2;
