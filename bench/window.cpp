@@ -207,9 +207,10 @@ int do_open(const options& o) {
       for (long i = 0; opening; ++i) {
         auto id = "open-w" + std::to_string(i);
         auto w0 = clock_type::now();
-        auto res = c.request(
-            http::verb::put, "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
-            json::serialize(make_row(id, o.payload)));
+        auto res =
+            c.request(http::verb::put,
+                      "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
+                      json::serialize(make_row(id, o.payload)));
         if (res.result_int() != 200) {
           std::cerr << "weir_window open: write " << res.result_int() << "\n";
         }
@@ -234,9 +235,10 @@ int do_open(const options& o) {
     return 1;
   }
   auto data = json::parse(snap.substr(snap.find("data: ") + 6));
-  std::printf("{\"ms_to_snapshot\":%.3f,\"records\":%zu,\"writes_during\":%ld,"
-              "\"max_write_ms\":%.3f}\n",
-              ms, data.as_object().at("records").as_array().size(), writes_during, max_write_ms);
+  std::printf(
+      "{\"ms_to_snapshot\":%.3f,\"records\":%zu,\"writes_during\":%ld,"
+      "\"max_write_ms\":%.3f}\n",
+      ms, data.as_object().at("records").as_array().size(), writes_during, max_write_ms);
   s.close();
   return 0;
 }
