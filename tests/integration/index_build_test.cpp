@@ -108,6 +108,17 @@ TEST(IndexBuild, WritesDuringABuildAreAnsweredAndInTheWindowThatOpensOnIt) {
   std::vector<std::string> bottom{"r0", "r1", "w" + std::to_string(written - 2)};
   std::sort(bottom.begin(), bottom.end());
   EXPECT_EQ(ids_of(by_record_id(low.json().as_object()["records"])), bottom);
+  // A second sort is built from the first one's index (not the record set): every record,
+  // those the first build journaled included, is in it.
+  auto asc = windowed_query(
+      port, "t", "object",
+      R"({"objectId":"c","dataset":"items","sort":["n"],"limit":2,"includeTotal":true})");
+  ASSERT_EQ(asc.status, 200u) << asc.body;
+  auto asc_body = asc.json().as_object();
+  std::vector<std::string> first_two{"r0", "w" + std::to_string(written - 2)};
+  std::sort(first_two.begin(), first_two.end());
+  EXPECT_EQ(ids_of(by_record_id(asc_body["records"])), first_two);
+  EXPECT_EQ(asc_body["total"].to_number<int>(), seeded + written - 1);
 }
 
 }  // namespace
