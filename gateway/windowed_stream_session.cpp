@@ -1,8 +1,10 @@
 // The windowed stream session (see windowed_stream_session.hpp). Everything runs on the
-// connection's I/O thread; the sink calls from actor threads only post.
+// connection's I/O thread; the sink calls from actor threads only post, except event(), which
+// queues in the inbox and puts the session on its thread's delivery lane once per burst.
 //
 // The mailbox (§7): events not yet handed to a socket write count against the subscription's
-// mailboxCapacity (and their bytes against windowed.maxQueueBytes). An event that finds it full
+// mailboxCapacity (and their bytes against windowed.maxQueueBytes): in the inbox, and once
+// taken, together with those still waiting for the write in flight. An event that finds it full
 // ends the stream with `closed{overflow}`: the events it held are dropped, as the reference
 // does, since the client must start over from a new snapshot anyway. Nothing is dropped
 // silently.
