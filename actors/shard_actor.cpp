@@ -1616,6 +1616,18 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     }
     self->state.routes.clear();
     self->state.views.clear();
+    // Subscriptions still waiting for an index build end now, told why, rather than waiting
+    // for a view that will never open.
+    auto e = core::make_error("server.unavailable",
+                              "the unit closed while its sort index was being built; retry");
+    for (auto& [name, ds] : self->state.data) {
+      for (auto& [k, b] : ds.building) {
+        for (auto& w : b.waiting) {
+          refuse_subscription(self, w.sub, e);
+        }
+      }
+      ds.building.clear();
+    }
     self->quit(msg.reason);
   });
   // Until the loader's answer arrives (and, for a successor, its predecessor's hand-over),

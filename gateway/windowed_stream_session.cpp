@@ -97,6 +97,7 @@ void windowed_stream_session::event(std::shared_ptr<const std::string> ev) {
       inbox_bytes_ = 0;
       inbox_overflow_ = true;
     }
+    inbox_bytes_seen_.store(inbox_bytes_, std::memory_order_relaxed);
     if (inbox_scheduled_) {
       return;
     }
@@ -125,6 +126,7 @@ void windowed_stream_session::close_inbox() {
   inbox_closed_ = true;
   inbox_.clear();
   inbox_bytes_ = 0;
+  inbox_bytes_seen_.store(0, std::memory_order_relaxed);
 }
 
 void windowed_stream_session::closed(std::string_view reason) {
@@ -208,6 +210,7 @@ void windowed_stream_session::take_events() {
     std::lock_guard lock{inbox_mu_};
     taken.swap(inbox_);
     inbox_bytes_ = 0;
+    inbox_bytes_seen_.store(0, std::memory_order_relaxed);
     inbox_scheduled_ = false;
     overflow = inbox_overflow_;
   }

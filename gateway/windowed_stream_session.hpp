@@ -62,7 +62,11 @@ class windowed_stream_session : public actors::windowed_sink,
   void flush() override;
   // closable: the node drains (Decision 5: `closed{server_shutdown}`)
   void shut_down() override { closed("server_shutdown"); }
-  std::size_t queued_bytes() const override { return event_bytes_.load(std::memory_order_relaxed); }
+  // What waits here in all: taken events not yet written, and the inbox the lane has not taken.
+  std::size_t queued_bytes() const override {
+    return event_bytes_.load(std::memory_order_relaxed) +
+           inbox_bytes_seen_.load(std::memory_order_relaxed);
+  }
   std::string_view client() const override { return caller_; }
   std::string_view correlation() const override { return correlation_id_; }
 
@@ -111,6 +115,7 @@ class windowed_stream_session : public actors::windowed_sink,
   std::mutex inbox_mu_;
   std::vector<std::shared_ptr<const std::string>> inbox_;  // guarded by inbox_mu_
   std::size_t inbox_bytes_ = 0;                            // guarded by inbox_mu_
+  std::atomic<std::size_t> inbox_bytes_seen_{0};  // inbox_bytes_, for slowest() without the lock
   bool inbox_scheduled_ = false;  // guarded by inbox_mu_: a take is due on the I/O thread
   bool inbox_overflow_ = false;   // guarded by inbox_mu_: over the mailbox bound; take closes
   bool inbox_closed_ = false;     // guarded by inbox_mu_: the stream ends; events are dropped
