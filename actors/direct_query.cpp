@@ -37,7 +37,7 @@ core::result<std::unique_ptr<direct_query>> direct_query::open(
   q->object_ = bound->single_id ? std::string{} : bound->object;
   q->key_ = bound->key;
   auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
-  subscriber sub{caf::actor{},
+  subscriber sub{{},
                  q->token_,
                  req.mode,
                  std::move(sink),

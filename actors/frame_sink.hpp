@@ -1,6 +1,7 @@
-// weir::actors::frame_sink — where a connection actor's frames go: implemented by the gateway's
-// sessions (WebSocket, SSE). Frames are a small per-subscriber head, shared body bytes encoded
-// once for every subscriber, and a constant tail, so nothing shared is copied per subscriber.
+// weir::actors::frame_sink — where a hub connection's frames go: implemented by the gateway's
+// sessions (WebSocket, SSE). Also subscription_owner: what a query tells when it ends one. Frames
+// are a small per-subscriber head, shared body bytes encoded once for every subscriber, and a
+// constant tail, so nothing shared is copied per subscriber.
 #pragma once
 
 #include <atomic>
@@ -56,6 +57,16 @@ class frame_sink {
   virtual void send(outbound_frame frame) = 0;
   /// Closes the connection with a protocol close code and reason; thread-safe.
   virtual void close(std::uint16_t code, std::string reason) = 0;
+};
+
+/// Who keeps a hub subscription's protocol state (its hub_connection). The query's side tells it
+/// when it ends one of its subscriptions (the owner node stayed unreachable, or refused the
+/// query), so the client gets an Error frame and the query id is terminated (arc-hub §4).
+class subscription_owner {
+ public:
+  virtual ~subscription_owner() = default;
+  /// Thread-safe; called from the query's thread.
+  virtual void subscription_failed(std::uint64_t token) = 0;
 };
 
 }  // namespace weir::actors

@@ -150,7 +150,7 @@ std::unique_ptr<health_watch> health_watch::open(runtime::impl& impl, core::heal
     return impl.sys->spawn(watch_behavior, &impl, std::move(scope), std::move(sink),
                            std::move(head), tail, std::move(live), std::move(served));
   });
-  // Registered like a connection actor, so shutdown stops it before the system goes.
+  // Registered, so shutdown stops it before the system goes (its session may outlive that).
   auto id = impl.add_connection(a);
   w->actor_ = std::make_unique<actor_handle>(actor_handle{a.address(), id});
   return w;

@@ -1,18 +1,21 @@
-// The connection actor: arc-hub §2–§5 for one client. It parses inbound frames (core), runs the
-// revision/tombstone state machine (core::revision_table), enforces subscription budgets,
-// binds named queries and opens subscriptions on the owning unit's shard. Results do not pass
-// through it: the query actor writes this subscription's envelope head around the shared body
-// straight to the connection's sink, and the `live` flag this actor clears on replacement,
-// cancellation or termination keeps anything stale from being written.
+// A hub connection: arc-hub §2–§5 for one client. It parses inbound frames (core), runs the
+// revision/tombstone state machine (core::revision_table), enforces subscription budgets, binds
+// named queries and opens subscriptions on the owning unit's shard. Results do not pass through
+// it: the query actor writes this subscription's envelope head around the shared body straight
+// to the connection's sink, and the `live` flag cleared on replacement, cancellation or
+// termination keeps anything stale from being written.
+//
+// There is no actor per connection (an actor and its mailbox were about 1.8 KB of every idle
+// connection, docs/performance.md): the state machine runs on the thread that brings it work
+// — the session's I/O thread for a WebSocket frame, the POST's for an SSE control, a query's
+// when it ends a subscription, the node's timer actor at a credential's expiry — under the
+// connection's own mutex, which also orders its frames on the wire.
 #include "actors/hub_connection.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <unordered_map>
-
-#include <caf/event_based_actor.hpp>
-#include <caf/send.hpp>
-#include <caf/stateful_actor.hpp>
 
 #include "actors/health_watch.hpp"
 #include "actors/messages.hpp"
@@ -26,17 +29,6 @@
 #include "core/revision_table.hpp"
 
 namespace weir::actors {
-
-struct hub_connection::shared_state {
-  std::atomic<std::size_t> inbound_pending{0};
-};
-
-// A weak handle: the strong one lives in the runtime's connection registry, which shutdown
-// clears before the actor system goes, so no session ever holds an actor past its system.
-struct hub_connection::actor_handle {
-  caf::actor_addr addr;
-};
-
 namespace {
 
 struct active_sub {
@@ -60,28 +52,86 @@ std::string read_model_of(const core::query_definition& def) {
   return def.dataset.value_or("objects");
 }
 
-struct conn_state {
+/// A credential is only as good as its expiry: past it the caller is anonymous.
+const core::principal& effective(const std::shared_ptr<const core::principal>& who) {
+  if (who->expires_at && unix_now_s() >= *who->expires_at) {
+    return *core::anonymous_principal();
+  }
+  return *who;
+}
+
+}  // namespace
+
+struct hub_connection::state final : subscription_owner,
+                                     timed_target,
+                                     std::enable_shared_from_this<hub_connection::state> {
+  // Set at open, then read-only.
   runtime::impl* rt = nullptr;
   std::weak_ptr<frame_sink> sink;
-  std::shared_ptr<hub_connection::shared_state> shared;
   std::string sub_caller;
   std::uint64_t directory_id = 0;
   core::health_scope scope;  // who this connection belongs to: what its health feed shows
   std::shared_ptr<const core::principal> who;  // who opened it: WebSocket subscribes run as it
   shared_time pong_clock;
+
+  std::mutex mu;  // guards everything below
+  bool ended = false;
+  frame_sink* out = nullptr;  // the session, while an entry point holds it
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
-  /// The earliest expiry a pending expiry_msg was sent for; 0 when none is pending.
+  /// The earliest expiry a timer was asked for; 0 when none is pending.
   std::int64_t expiry_armed_for = 0;
-  static inline const char* name = "weir.hub_connection";
 
-  void write(outbound_frame f) {
-    if (auto s = sink.lock()) {
-      s->send(std::move(f));
+  /// What every entry point holds: the session, so that it cannot end (and end this
+  /// connection) while the lock is held, and the lock. The session is let go after the lock.
+  class entry {
+   public:
+    explicit entry(state& s) : session_(s.sink.lock()), lock_(s.mu), s_(s) {
+      s.out = session_.get();
+    }
+    ~entry() { s_.out = nullptr; }
+    entry(const entry&) = delete;
+    entry& operator=(const entry&) = delete;
+
+   private:
+    std::shared_ptr<frame_sink> session_;  // declared first: released after the lock
+    std::unique_lock<std::mutex> lock_;
+    state& s_;
+  };
+
+  // subscription_owner: the query's side ended subscription `token` (its owner node stayed
+  // unreachable): an Error frame, and the query id is terminated like any failed one (§4).
+  void subscription_failed(std::uint64_t token) override {
+    entry e{*this};
+    if (ended) {
+      return;
+    }
+    for (auto& [qid, s] : subs) {
+      if (s.token == token) {
+        auto query_id = qid;
+        auto revision = s.revision;
+        drop(query_id);
+        fail(query_id, revision, core::hub_error_text::query_failed);
+        break;
+      }
     }
   }
 
-  void write_text(std::string text) { write(outbound_frame::text(std::move(text))); }
+  // timed_target: a credential some subscriptions were authorized with may have expired.
+  void on_timer() override {
+    entry e{*this};
+    if (!ended) {
+      on_expiry();
+    }
+  }
+
+  // --- The rest runs with `mu` held (inside an entry). ---
+
+  void write_text(std::string text) {
+    if (out) {
+      out->send(outbound_frame::text(std::move(text)));
+    }
+  }
 
   /// Disposes the live operation of `query_id`, if any, returning its budget unit.
   void drop(const std::string& query_id) {
@@ -100,268 +150,205 @@ struct conn_state {
     s.live->store(false, std::memory_order_release);
     if (s.health) {
       s.health.reset();
-    } else {
+    } else if (!rt->stopped.load()) {
       rt->send_to_live_shard(s.unit, unsubscribe_msg{s.key, s.token});
     }
     rt->subscriptions.release(sub_caller);
   }
 
-  ~conn_state() {
+  /// The connection ends: every subscription is released; nothing more is written.
+  void end() {
+    ended = true;
     for (auto& [qid, s] : subs) {
       release(s);
     }
+    subs.clear();
   }
-};
 
-using conn_ptr = caf::stateful_actor<conn_state>*;
-
-void fail(conn_ptr self, const std::string& query_id, std::optional<std::uint64_t> revision,
-          std::string_view text) {
-  auto& st = self->state;
-  st.write_text(core::encode_error(std::string_view{query_id}, revision, text));
-  st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
-}
-
-/// The terminal Unauthorized frame (arc-hub §2.1): subscribe-time denial or an expired credential.
-void deny(conn_ptr self, const std::string& query_id, std::optional<std::uint64_t> revision) {
-  auto& st = self->state;
-  st.write_text(core::encode_unauthorized(query_id, revision));
-  st.revs->on_terminated(query_id, std::chrono::steady_clock::now());
-}
-
-/// A credential is only as good as its expiry: past it the caller is anonymous.
-const core::principal& effective(const std::shared_ptr<const core::principal>& who) {
-  if (who->expires_at && unix_now_s() >= *who->expires_at) {
-    return *core::anonymous_principal();
+  void fail(const std::string& query_id, std::optional<std::uint64_t> revision,
+            std::string_view text) {
+    write_text(core::encode_error(std::string_view{query_id}, revision, text));
+    revs->on_terminated(query_id, std::chrono::steady_clock::now());
   }
-  return *who;
-}
 
-/// Makes sure an expiry_msg arrives when the earliest credential of a subscription expires.
-void arm_expiry(conn_ptr self) {
-  auto& st = self->state;
-  std::int64_t earliest = 0;
-  for (const auto& [qid, s] : st.subs) {
-    if (s.expires_at && (earliest == 0 || *s.expires_at < earliest)) {
-      earliest = *s.expires_at;
+  /// The terminal Unauthorized frame (arc-hub §2.1): subscribe-time denial or an expired
+  /// credential.
+  void deny(const std::string& query_id, std::optional<std::uint64_t> revision) {
+    write_text(core::encode_unauthorized(query_id, revision));
+    revs->on_terminated(query_id, std::chrono::steady_clock::now());
+  }
+
+  /// Makes sure on_timer runs when the earliest credential of a subscription expires.
+  void arm_expiry() {
+    std::int64_t earliest = 0;
+    for (const auto& [qid, s] : subs) {
+      if (s.expires_at && (earliest == 0 || *s.expires_at < earliest)) {
+        earliest = *s.expires_at;
+      }
     }
-  }
-  if (earliest == 0 || (st.expiry_armed_for != 0 && st.expiry_armed_for <= earliest)) {
-    return;
-  }
-  st.expiry_armed_for = earliest;
-  // At most a day at a time (on_expiry re-arms): a far-off expiry must not overflow the
-  // scheduler's clock arithmetic.
-  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
-  auto wait = std::clamp<std::int64_t>(earliest * 1000 - unix_now_ms(), 0, day_ms);
-  self->delayed_send(self, std::chrono::milliseconds{wait}, expiry_msg{});
-}
-
-/// Ends every subscription whose credential has expired (the emission guard): nothing more of it
-/// is written, and the client gets Unauthorized for it. Siblings are unaffected (§2.1).
-void on_expiry(conn_ptr self) {
-  auto& st = self->state;
-  st.expiry_armed_for = 0;
-  auto now = unix_now_s();
-  std::vector<std::pair<std::string, std::optional<std::uint64_t>>> expired;
-  for (const auto& [qid, s] : st.subs) {
-    if (s.expires_at && now >= *s.expires_at) {
-      expired.emplace_back(qid, s.revision);
+    if (earliest == 0 || (expiry_armed_for != 0 && expiry_armed_for <= earliest)) {
+      return;
     }
+    expiry_armed_for = earliest;
+    // At most a day at a time (on_expiry re-arms): a far-off expiry must not overflow the
+    // scheduler's clock arithmetic.
+    constexpr std::int64_t day_ms = 24 * 3600 * 1000;
+    auto wait = std::clamp<std::int64_t>(earliest * 1000 - unix_now_ms(), 0, day_ms);
+    rt->call_after(std::chrono::milliseconds{wait}, weak_from_this());
   }
-  for (auto& [qid, revision] : expired) {
-    st.drop(qid);
-    deny(self, qid, revision);
-  }
-  arm_expiry(self);
-}
 
-/// Opens a subscription on the health feed (arc-hub §11): the connections of this one's own
-/// caller, sampled by a health_watch instead of a shard. The budget unit is already taken.
-unsigned subscribe_health(conn_ptr self, core::client_frame& f, const core::principal& who) {
-  auto& st = self->state;
-  // Decision 7: with authentication on, the feed needs a signed-in caller.
-  if (st.rt->opts.hub.authentication && !who.authenticated()) {
-    st.rt->subscriptions.release(st.sub_caller);
-    deny(self, f.query_id, f.revision);
-    return 401;
+  /// Ends every subscription whose credential has expired (the emission guard): nothing more
+  /// of it is written, and the client gets Unauthorized for it. Siblings are unaffected (§2.1).
+  void on_expiry() {
+    expiry_armed_for = 0;
+    auto now = unix_now_s();
+    std::vector<std::pair<std::string, std::optional<std::uint64_t>>> expired;
+    for (const auto& [qid, s] : subs) {
+      if (s.expires_at && now >= *s.expires_at) {
+        expired.emplace_back(qid, s.revision);
+      }
+    }
+    for (auto& [qid, revision] : expired) {
+      drop(qid);
+      deny(qid, revision);
+    }
+    arm_expiry();
   }
-  auto head = std::make_shared<const std::string>(
-      core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
-  auto live = std::make_shared<std::atomic<bool>>(true);
-  auto served = std::make_shared<std::atomic<std::int64_t>>(0);
-  st.rt->directory.add_subscription(st.directory_id, f.query_id,
-                                    std::string{core::query_health_name}, "QueryHealth", served);
-  auto& rt = *st.rt;
-  auto watch =
-      health_watch::open(rt, st.scope, st.sink, std::move(head), "}", live, std::move(served));
-  st.subs[f.query_id] = active_sub{
-      rt.next_token(), {}, {}, std::move(live), std::move(watch), f.revision, who.expires_at};
-  arm_expiry(self);
-  return 200;
-}
 
-/// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both), authorized
-/// as `who`, and returns the status an SSE control POST answers with (arc-hub §8): 200 accepted,
-/// duplicate, stale, or unknown/invalid query (with an Error frame); 401 unauthorized (with an
-/// Unauthorized frame); 503 over a subscription limit (with an Error frame). The WebSocket hub
-/// ignores the status.
-unsigned on_subscribe(conn_ptr self, core::client_frame& f, const core::principal& who) {
-  auto& st = self->state;
-  auto now = std::chrono::steady_clock::now();
-  if (st.revs->on_subscribe(f.query_id, f.revision, now) == core::subscribe_outcome::ignore) {
-    return 200;  // duplicate or stale: no frame (§4)
-  }
-  st.drop(f.query_id);  // a replacement starts from a fresh baseline
-  const auto& hub = st.rt->opts.hub;
-  if (st.subs.size() >= hub.max_subscriptions_per_connection) {
-    fail(self, f.query_id, f.revision, core::hub_error_text::connection_limit);
-    return 503;
-  }
-  if (!st.rt->subscriptions.try_acquire(st.sub_caller)) {
-    fail(self, f.query_id, f.revision, core::hub_error_text::subscription_limit);
-    return 503;
-  }
-  if (f.request.query_name == core::query_health_name) {
-    return subscribe_health(self, f, who);
-  }
-  const auto* def = st.rt->catalog.by_name(f.request.query_name);
-  if (!def) {
-    st.rt->subscriptions.release(st.sub_caller);
-    fail(self, f.query_id, f.revision, core::hub_error_text::unknown_query);
-    return 200;
-  }
-  if (!core::check_access(def->authorize, who)) {
-    st.rt->subscriptions.release(st.sub_caller);
-    deny(self, f.query_id, f.revision);
-    return 401;
-  }
-  auto bound = core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
-                                f.request.page_size.value_or(0), f.request.sort_by,
-                                f.request.descending(), who.claims);
-  if (!bound) {
-    st.rt->subscriptions.release(st.sub_caller);
-    if (bound.error().code.starts_with("auth.")) {
-      deny(self, f.query_id, f.revision);  // the caller lacks a claim the query binds
+  /// Opens a subscription on the health feed (arc-hub §11): the connections of this one's own
+  /// caller, sampled by a health_watch instead of a shard. The budget unit is already taken.
+  unsigned subscribe_health(core::client_frame& f, const core::principal& caller) {
+    // Decision 7: with authentication on, the feed needs a signed-in caller.
+    if (rt->opts.hub.authentication && !caller.authenticated()) {
+      rt->subscriptions.release(sub_caller);
+      deny(f.query_id, f.revision);
       return 401;
     }
-    fail(self, f.query_id, f.revision, core::hub_error_text::invalid_query);
+    auto head = std::make_shared<const std::string>(
+        core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
+    auto live = std::make_shared<std::atomic<bool>>(true);
+    auto served = std::make_shared<std::atomic<std::int64_t>>(0);
+    rt->directory.add_subscription(directory_id, f.query_id, std::string{core::query_health_name},
+                                   "QueryHealth", served);
+    auto watch =
+        health_watch::open(*rt, scope, sink, std::move(head), "}", live, std::move(served));
+    subs[f.query_id] = active_sub{
+        rt->next_token(), {}, {}, std::move(live), std::move(watch), f.revision, caller.expires_at};
+    arm_expiry();
     return 200;
   }
-  auto token = st.rt->next_token();
-  auto head = std::make_shared<const std::string>(
-      core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
-  auto live = std::make_shared<std::atomic<bool>>(true);
-  store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
-  auto served = std::make_shared<std::atomic<std::int64_t>>(0);
-  st.rt->directory.add_subscription(st.directory_id, f.query_id, def->name, read_model_of(*def),
-                                    served);
-  std::optional<std::int64_t> expires_at;
-  if (!def->authorize.anonymous()) {
-    expires_at = who.expires_at;
-  }
-  st.subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision, expires_at};
-  auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
-  st.rt->send_to_shard(unit,
-                       subscribe_msg{std::move(query), subscriber{caf::actor_cast<caf::actor>(self),
-                                                                  token,
-                                                                  f.request.mode,
-                                                                  st.sink,
-                                                                  std::move(head),
-                                                                  std::move(live),
-                                                                  "}",
-                                                                  std::move(served),
-                                                                  nullptr,
-                                                                  {},
-                                                                  false}});
-  arm_expiry(self);
-  return 200;
-}
 
-/// Applies an Unsubscribe (§4); an SSE control POST answers 200 whatever happened (§8).
-unsigned on_unsubscribe(conn_ptr self, const core::client_frame& f) {
-  auto& st = self->state;
-  if (st.revs->on_unsubscribe(f.query_id, f.revision, std::chrono::steady_clock::now()) ==
-      core::unsubscribe_outcome::cancel) {
-    st.drop(f.query_id);
-  }
-  return 200;
-}
-
-void on_inbound(conn_ptr self, inbound_msg& m) {
-  auto& st = self->state;
-  st.shared->inbound_pending.fetch_sub(1, std::memory_order_relaxed);
-  auto parsed = core::parse_client_frame(m.text);
-  if (!parsed) {
-    // §8: answer and keep the connection open; no queryId is attached.
-    st.write_text(core::encode_error(std::nullopt, std::nullopt, core::hub_error_text::malformed));
-    return;
-  }
-  auto& f = parsed.value();
-  switch (f.type) {
-    case core::client_frame_type::subscribe:
-      on_subscribe(self, f, effective(st.who));
-      break;
-    case core::client_frame_type::unsubscribe:
-      on_unsubscribe(self, f);
-      break;
-    case core::client_frame_type::ping:
-      if (f.timestamp) {
-        st.write_text(core::encode_pong(*f.timestamp));
+  /// Applies a Subscribe (a WS frame or an SSE control POST: one state machine for both),
+  /// authorized as `caller`, and returns the status an SSE control POST answers with (arc-hub
+  /// §8): 200 accepted, duplicate, stale, or unknown/invalid query (with an Error frame); 401
+  /// unauthorized (with an Unauthorized frame); 503 over a subscription limit (with an Error
+  /// frame). The WebSocket hub ignores the status.
+  unsigned subscribe(core::client_frame& f, const core::principal& caller) {
+    auto now = std::chrono::steady_clock::now();
+    if (revs->on_subscribe(f.query_id, f.revision, now) == core::subscribe_outcome::ignore) {
+      return 200;  // duplicate or stale: no frame (§4)
+    }
+    drop(f.query_id);  // a replacement starts from a fresh baseline
+    const auto& hub = rt->opts.hub;
+    if (subs.size() >= hub.max_subscriptions_per_connection) {
+      fail(f.query_id, f.revision, core::hub_error_text::connection_limit);
+      return 503;
+    }
+    if (!rt->subscriptions.try_acquire(sub_caller)) {
+      fail(f.query_id, f.revision, core::hub_error_text::subscription_limit);
+      return 503;
+    }
+    if (f.request.query_name == core::query_health_name) {
+      return subscribe_health(f, caller);
+    }
+    const auto* def = rt->catalog.by_name(f.request.query_name);
+    if (!def) {
+      rt->subscriptions.release(sub_caller);
+      fail(f.query_id, f.revision, core::hub_error_text::unknown_query);
+      return 200;
+    }
+    if (!core::check_access(def->authorize, caller)) {
+      rt->subscriptions.release(sub_caller);
+      deny(f.query_id, f.revision);
+      return 401;
+    }
+    auto bound = core::bind_query(*def, f.request.arguments, f.request.page.value_or(0),
+                                  f.request.page_size.value_or(0), f.request.sort_by,
+                                  f.request.descending(), caller.claims);
+    if (!bound) {
+      rt->subscriptions.release(sub_caller);
+      if (bound.error().code.starts_with("auth.")) {
+        deny(f.query_id, f.revision);  // the caller lacks a claim the query binds
+        return 401;
       }
-      break;
-    case core::client_frame_type::pong:
-      if (st.pong_clock) {
-        st.pong_clock->store(unix_now_ms(), std::memory_order_relaxed);
-      }
-      break;
+      fail(f.query_id, f.revision, core::hub_error_text::invalid_query);
+      return 200;
+    }
+    auto token = rt->next_token();
+    auto head = std::make_shared<const std::string>(
+        core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
+    auto live = std::make_shared<std::atomic<bool>>(true);
+    store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
+    auto served = std::make_shared<std::atomic<std::int64_t>>(0);
+    rt->directory.add_subscription(directory_id, f.query_id, def->name, read_model_of(*def),
+                                   served);
+    std::optional<std::int64_t> expires_at;
+    if (!def->authorize.anonymous()) {
+      expires_at = caller.expires_at;
+    }
+    subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision, expires_at};
+    auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
+    subscriber sub;
+    sub.owner = weak_from_this();
+    sub.token = token;
+    sub.mode = f.request.mode;
+    sub.sink = sink;
+    sub.head = std::move(head);
+    sub.live = std::move(live);
+    sub.tail = "}";
+    sub.served = std::move(served);
+    rt->send_to_shard(unit, subscribe_msg{std::move(query), std::move(sub)});
+    arm_expiry();
+    return 200;
   }
-}
 
-caf::behavior conn_behavior(conn_ptr self, runtime::impl* rt, std::weak_ptr<frame_sink> sink,
-                            std::shared_ptr<hub_connection::shared_state> shared,
-                            std::string sub_caller, std::uint64_t directory_id,
-                            core::health_scope scope, std::shared_ptr<const core::principal> who) {
-  auto& st = self->state;
-  st.rt = rt;
-  st.who = std::move(who);
-  st.directory_id = directory_id;
-  st.scope = std::move(scope);
-  st.pong_clock = rt->directory.pong_clock(directory_id);
-  st.sink = std::move(sink);
-  st.shared = std::move(shared);
-  st.sub_caller = std::move(sub_caller);
-  core::revision_options ro;
-  ro.tombstone_ttl = std::chrono::milliseconds{rt->opts.hub.tombstone_retention_ms};
-  ro.max_tombstones = rt->opts.hub.max_tombstones;
-  st.revs.emplace(ro);
-  return {
-      [self](inbound_msg& m) { on_inbound(self, m); },
-      [self](const sub_failed_msg& m) {
-        // The query's side ended this subscription (its owner node stayed unreachable): an
-        // Error frame, and the query id is terminated like any failed subscription (§4).
-        auto& st = self->state;
-        for (auto& [qid, s] : st.subs) {
-          if (s.token == m.token) {
-            auto query_id = qid;
-            auto revision = s.revision;
-            st.drop(query_id);
-            fail(self, query_id, revision, core::hub_error_text::query_failed);
-            break;
-          }
+  /// Applies an Unsubscribe (§4); an SSE control POST answers 200 whatever happened (§8).
+  unsigned unsubscribe(const core::client_frame& f) {
+    if (revs->on_unsubscribe(f.query_id, f.revision, std::chrono::steady_clock::now()) ==
+        core::unsubscribe_outcome::cancel) {
+      drop(f.query_id);
+    }
+    return 200;
+  }
+
+  void inbound(std::string_view text) {
+    auto parsed = core::parse_client_frame(text);
+    if (!parsed) {
+      // §8: answer and keep the connection open; no queryId is attached.
+      write_text(core::encode_error(std::nullopt, std::nullopt, core::hub_error_text::malformed));
+      return;
+    }
+    auto& f = parsed.value();
+    switch (f.type) {
+      case core::client_frame_type::subscribe:
+        subscribe(f, effective(who));
+        break;
+      case core::client_frame_type::unsubscribe:
+        unsubscribe(f);
+        break;
+      case core::client_frame_type::ping:
+        if (f.timestamp) {
+          write_text(core::encode_pong(*f.timestamp));
         }
-      },
-      [self](control_msg& m) {
-        auto status = m.frame.type == core::client_frame_type::subscribe
-                          ? on_subscribe(self, m.frame, effective(m.who))
-                          : on_unsubscribe(self, m.frame);
-        m.done(status);
-      },
-      [self](expiry_msg) { on_expiry(self); },
-  };
-}
-
-}  // namespace
+        break;
+      case core::client_frame_type::pong:
+        if (pong_clock) {
+          pong_clock->store(unix_now_ms(), std::memory_order_relaxed);
+        }
+        break;
+    }
+  }
+};
 
 std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
                                                      connection_info info) {
@@ -388,8 +375,6 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   }
   c->caller_ = std::move(caller);
   c->info_ = info;
-  c->shared_ = std::make_shared<shared_state>();
-  auto sub_caller = caller_key(who, "anonymous-connection", c->id_);
   connection_directory::connection_entry entry;
   entry.id = c->id_;
   entry.tenant = who.tenant;
@@ -399,44 +384,42 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   entry.established_at_ms = unix_now_ms();
   c->ping_clock_ = entry.last_ping_sent;
   c->directory_id_ = impl.directory.add_connection(std::move(entry));
-  auto a = spawn_anywhere([&] {
-    return impl.sys->spawn(
-        conn_behavior, &impl, std::move(sink), c->shared_, std::move(sub_caller), c->directory_id_,
-        core::health_scope{who.tenant, info.remote_address, who.subject}, info.who);
-  });
-  c->registry_id_ = impl.add_connection(a);
-  c->actor_ = std::make_unique<actor_handle>(actor_handle{a.address()});
+
+  auto st = std::make_shared<state>();
+  st->rt = &impl;
+  st->sink = std::move(sink);
+  st->sub_caller = caller_key(who, "anonymous-connection", c->id_);
+  st->directory_id = c->directory_id_;
+  st->scope = core::health_scope{who.tenant, info.remote_address, who.subject};
+  st->who = info.who;
+  st->pong_clock = impl.directory.pong_clock(c->directory_id_);
+  core::revision_options ro;
+  ro.tombstone_ttl = std::chrono::milliseconds{impl.opts.hub.tombstone_retention_ms};
+  ro.max_tombstones = impl.opts.hub.max_tombstones;
+  st->revs.emplace(ro);
+  c->state_ = std::move(st);
   impl.hub_connections.fetch_add(1);
   return c;
 }
 
 hub_connection::~hub_connection() {
   auto& impl = rt_->internals();
-  if (!impl.stopped.load()) {
-    if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    }
+  {
+    // Not an entry: the session is what is ending (it holds this), so nothing is written.
+    std::lock_guard lock{state_->mu};
+    state_->end();
   }
-  impl.remove_connection(registry_id_);
   impl.directory.remove_connection(directory_id_);
   impl.connections.release(caller_);
   impl.addresses.release(info_.remote_address);
   impl.hub_connections.fetch_sub(1);
 }
 
-bool hub_connection::deliver(std::string text) {
-  auto limit = rt_->hub().max_inbound_frames;
-  if (shared_->inbound_pending.fetch_add(1, std::memory_order_relaxed) >= limit) {
-    shared_->inbound_pending.fetch_sub(1, std::memory_order_relaxed);
-    return false;
+void hub_connection::deliver(std::string_view text) {
+  state::entry e{*state_};
+  if (!state_->ended) {
+    state_->inbound(text);
   }
-  if (rt_->internals().stopped.load()) {
-    return true;  // shutting down: the session is closing and the frame has no one to go to
-  }
-  if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
-    caf::anon_send(a, inbound_msg{std::move(text)});
-  }
-  return true;
 }
 
 void hub_connection::control(core::client_frame frame, std::shared_ptr<const core::principal> who,
@@ -445,11 +428,16 @@ void hub_connection::control(core::client_frame frame, std::shared_ptr<const cor
     done(503);
     return;
   }
-  if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
-    caf::anon_send(a, control_msg{std::move(frame), std::move(who), std::move(done)});
-  } else {
-    done(404);  // the connection ended between lookup and now: as if unknown (§8)
+  unsigned status = 404;  // the connection ended meanwhile: as if unknown (§8)
+  {
+    state::entry e{*state_};
+    if (!state_->ended) {
+      status = frame.type == core::client_frame_type::subscribe
+                   ? state_->subscribe(frame, effective(who))
+                   : state_->unsubscribe(frame);
+    }
   }
+  done(status);
 }
 
 void hub_connection::note_ping_sent() {

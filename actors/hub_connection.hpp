@@ -1,7 +1,7 @@
-// weir::actors::hub_connection — one Arc hub client connection (WebSocket now, SSE later): the
-// facade the gateway holds. Behind it a connection actor runs the protocol (revisions,
-// tombstones, transfer modes, budgets) and writes frames to the session's frame_sink.
-// No CAF types here.
+// weir::actors::hub_connection — one Arc hub client connection (WebSocket or SSE), held by its
+// session: the protocol's state machine (revisions, tombstones, transfer modes, budgets) runs on
+// the caller's thread under the connection's own lock, with no actor or mailbox per connection,
+// and writes frames to the session's frame_sink. No CAF types here.
 #pragma once
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "actors/frame_sink.hpp"
 #include "core/hub_codec.hpp"
@@ -31,22 +32,22 @@ struct connection_info {
 
 class hub_connection {
  public:
-  /// Admits a connection: takes a hub-connection budget unit (arc-hub §9) and starts its actor.
+  /// Admits a connection: takes a hub-connection budget unit (arc-hub §9).
   /// Returns nullptr when over budget; the caller refuses it (WS close 1013 "Hub capacity
   /// reached", SSE 503).
   static std::unique_ptr<hub_connection> open(runtime& rt, std::weak_ptr<frame_sink> sink,
                                               connection_info info);
-  /// Stops the actor: every subscription is closed and its budget returned.
+  /// Every subscription is closed and its budget returned; nothing more is written.
   ~hub_connection();
 
-  /// Hands one inbound text frame to the actor. False when the inbound queue is at its bound
-  /// (the caller closes with 1013 "Inbound queue full").
-  bool deliver(std::string text);
+  /// Applies one inbound text frame (a WebSocket message) at once, on the caller's thread. The
+  /// session bounds how many it takes per wake-up (1013 "Inbound queue full").
+  void deliver(std::string_view text);
 
   /// Applies an SSE control POST's Subscribe or Unsubscribe through the same state machine as
   /// WebSocket frames, authorized as `who`. `done` receives the HTTP status of arc-hub §8 (200,
-  /// 401 with an Unauthorized frame, 503; 404 when the connection ended meanwhile), on an actor
-  /// thread.
+  /// 401 with an Unauthorized frame, 503 while the node stops), on the caller's thread, before
+  /// this returns.
   void control(core::client_frame frame, std::shared_ptr<const core::principal> who,
                std::function<void(unsigned)> done);
 
@@ -62,21 +63,19 @@ class hub_connection {
   /// The Connected frame to write first.
   std::string connected_frame() const;
 
-  /// State shared between the socket side and the actor (the inbound queue depth).
-  struct shared_state;
+  /// The protocol state, shared with what may reach it from other threads (a query ending a
+  /// subscription, the credential-expiry timer) for as long as they hold it.
+  struct state;
 
  private:
   hub_connection() = default;
   runtime* rt_ = nullptr;
   std::string id_;
   std::string caller_;
-  std::shared_ptr<shared_state> shared_;
-  std::uint64_t registry_id_ = 0;
   std::uint64_t directory_id_ = 0;
   std::shared_ptr<std::atomic<std::int64_t>> ping_clock_;
   connection_info info_;
-  struct actor_handle;
-  std::unique_ptr<actor_handle> actor_;
+  std::shared_ptr<state> state_;
 };
 
 }  // namespace weir::actors

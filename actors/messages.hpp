@@ -51,10 +51,12 @@ enum class result_format : std::uint8_t { query_result, ag_ui_state };
 
 /// One subscription of one connection on one query key. Results go straight from the query
 /// actor to the connection's sink: the shared body behind this subscription's envelope head,
-/// with no per-subscriber actor message. The connection actor keeps the protocol decisions
+/// with no per-subscriber actor message. The hub connection keeps the protocol decisions
 /// (it opens, replaces and cancels subscriptions and clears `live`).
 struct subscriber {
-  caf::actor conn;          ///< monitored: a connection that dies drops its subscriptions
+  /// The hub connection that opened it (told if the query's side ends it); unset for direct,
+  /// windowed and replica subscriptions. A connection that ends unsubscribes each explicitly.
+  std::weak_ptr<subscription_owner> owner;
   std::uint64_t token = 0;  ///< unique in the node; names the subscription in every message
   core::transfer_mode mode = core::transfer_mode::legacy;
   std::weak_ptr<frame_sink> sink;
@@ -166,21 +168,17 @@ struct fail_msg {
   std::string code;
 };
 
-/// Query actor → connection actor: subscription `token` ended on the query's side.
-struct sub_failed_msg {
-  std::uint64_t token = 0;
-};
-
 /// Ends `sub` from the query's side (its owner stayed unreachable): a hub connection answers
 /// with an Error frame and terminates the query id (§4); a direct stream, which has no
-/// connection actor, is closed with 1011 and `reason`.
-template <class Self>
-void end_subscription(Self* self, const subscriber& sub, const std::string& reason) {
+/// hub connection, is closed with 1011 and `reason`.
+inline void end_subscription(const subscriber& sub, const std::string& reason) {
   if (auto w = sub.windowed.lock()) {
     w->closed("server_shutdown");
-  } else if (sub.conn) {
-    self->send(sub.conn, sub_failed_msg{sub.token});
+  } else if (auto owner = sub.owner.lock()) {
+    owner->subscription_failed(sub.token);
   } else if (auto sink = sub.sink.lock()) {
+    // A hub subscription whose connection is gone has no sink left either: only a direct
+    // stream gets here.
     sink->close(1011, reason);
   }
 }
@@ -196,22 +194,18 @@ struct query_idle_msg {
   std::uint64_t seen = 0;
 };
 
-/// Socket → connection actor: one inbound text frame.
-struct inbound_msg {
-  std::string text;
+/// Something that wants to be called at a time it chose (a hub connection's credential
+/// expiry): the node's timer actor calls it then, if it still exists.
+class timed_target {
+ public:
+  virtual ~timed_target() = default;
+  virtual void on_timer() = 0;
 };
 
-/// SSE control POST → connection actor: a Subscribe or Unsubscribe, answered with the HTTP
-/// status of arc-hub §8 (the frames it causes go on the stream).
-struct control_msg {
-  core::client_frame frame;
-  /// Who sent the POST: its subscription is authorized as this caller (seed 003).
-  std::shared_ptr<const core::principal> who;
-  std::function<void(unsigned)> done;
+/// runtime::impl::call_after → the timer actor, delayed.
+struct timer_msg {
+  std::weak_ptr<timed_target> target;
 };
-
-/// Connection actor → itself: a credential some subscriptions were authorized with expires now.
-struct expiry_msg {};
 
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
@@ -228,15 +222,12 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::loaded_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::refreshed_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_lost_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::inbound_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::resync_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::rebaseline_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reset_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::fail_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sub_failed_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::control_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::expiry_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::timer_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::hand_over_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::adopt_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::handover_done_msg)

@@ -78,9 +78,6 @@ struct query_state {
   std::vector<sub_entry> subs;
   std::vector<sub_entry> replicas;                       // raw consumers (watches, merges)
   std::unordered_map<std::uint64_t, std::size_t> index;  // token → position in subs
-  // connection → the tokens of its subscriptions here: a connection's end removes exactly its
-  // own (a mass disconnect of S subscribers costs O(S), not a scan of every subscriber per end).
-  std::unordered_map<caf::actor_addr, std::vector<std::uint64_t>> monitored;
   std::array<std::size_t, slot_count> slot_subs{};
   std::size_t windowed_subs = 0;
   std::uint64_t seen = 0;
@@ -388,21 +385,6 @@ bool remove_sub(query_ptr self, std::uint64_t token) {
     --st.slot_subs[slot_of(st.subs[pos])];
     st.count_subscriptions(slot_of(st.subs[pos]), -1);
   }
-  // A direct subscription has no connection actor, and a null address must not be hashed
-  // (std::hash<actor_addr> dereferences it: this crashed once a hub subscriber shared the key).
-  if (auto conn = st.subs[pos].conn.address()) {
-    if (auto m = st.monitored.find(conn); m != st.monitored.end()) {
-      auto& tokens = m->second;
-      if (auto t = std::find(tokens.begin(), tokens.end(), token); t != tokens.end()) {
-        *t = tokens.back();
-        tokens.pop_back();
-      }
-      if (tokens.empty()) {
-        st.monitored.erase(m);
-        self->demonitor(conn);
-      }
-    }
-  }
   if (pos + 1 != st.subs.size()) {
     st.subs[pos] = std::move(st.subs.back());
     st.index[st.subs[pos].token] = pos;
@@ -697,20 +679,6 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
       self->quit();
       return;
     }
-    auto m = st.monitored.find(dm.source);
-    if (m == st.monitored.end()) {
-      return;
-    }
-    // Taken out first: remove_sub then finds no entry to update or demonitor.
-    auto gone = std::move(m->second);
-    st.monitored.erase(m);
-    bool removed = false;
-    for (auto t : gone) {
-      removed = remove_sub(self, t) || removed;
-    }
-    if (removed) {
-      went_idle(self);
-    }
   });
   return {
       [self](const update_msg& m) { on_update(self, m.update); },
@@ -735,14 +703,6 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           w->opened(st.windowed_snapshot_body());
           st.subs.push_back(std::move(sub));
           return;
-        }
-        // Direct subscriptions have no connection actor: their owner unsubscribes explicitly.
-        if (sub.conn) {
-          auto& tokens = st.monitored[sub.conn.address()];
-          if (tokens.empty()) {
-            self->monitor(sub.conn);
-          }
-          tokens.push_back(sub.token);
         }
         st.index[sub.token] = st.subs.size();
         ++st.slot_subs[slot_of(sub)];
@@ -803,7 +763,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
       [self](owner_lost_msg) { close_windowed(self, "server_shutdown"); },
       [self](const fail_msg& m) {
         // The owner stayed away (gateway side): each subscription ends with an Error from its
-        // connection; a direct stream, which has no connection actor, is closed; a windowed
+        // connection; a direct stream, which has no hub connection, is closed; a windowed
         // one gets `closed`.
         auto& st = self->state;
         bool deleted = m.code == "object.deleted";
@@ -811,7 +771,7 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           if (auto w = s.windowed.lock(); w && deleted) {
             w->closed("object_deleted");
           } else {
-            end_subscription(self, s, m.reason);
+            end_subscription(s, m.reason);
           }
         }
         st.subs.clear();

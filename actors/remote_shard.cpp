@@ -122,7 +122,7 @@ void fail_query(remote_ptr self, const std::string& key, const std::string& reas
       refuse_waiting(w,
                      core::make_error(code.empty() ? "cluster.owner_unavailable" : code, reason));
     } else {
-      end_subscription(self, w.sub, reason);
+      end_subscription(w.sub, reason);
     }
   }
   e.waiting.clear();

@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/messages.hpp"
@@ -61,6 +62,22 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
   // polls once relaxed, which showed up as a 20 ms p99 write-to-receipt latency at low load.
   cfg.set("scheduler.policy", caf::atom("sharing"));
   sys = std::make_unique<caf::actor_system>(cfg);
+  timers = spawn_anywhere([&] {
+    return sys->spawn([](caf::event_based_actor*) -> caf::behavior {
+      return {[](timer_msg& m) {
+        if (auto t = m.target.lock()) {
+          t->on_timer();
+        }
+      }};
+    });
+  });
+}
+
+void runtime::impl::call_after(std::chrono::milliseconds wait, std::weak_ptr<timed_target> target) {
+  std::lock_guard lock{timers_mu};
+  if (timers) {
+    caf::delayed_anon_send(timers, wait, timer_msg{std::move(target)});
+  }
 }
 
 namespace {
@@ -688,6 +705,11 @@ void runtime::shutdown() {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     }
     impl_->conns.clear();
+  }
+  {
+    std::lock_guard lock{impl_->timers_mu};
+    caf::anon_send_exit(impl_->timers, caf::exit_reason::user_shutdown);
+    impl_->timers = caf::actor{};
   }
   impl_->loader.stop();
   impl_->sys->await_all_actors_done();

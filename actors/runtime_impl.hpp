@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -28,6 +29,8 @@
 #include "store/durable_store.hpp"
 
 namespace weir::actors {
+
+class timed_target;
 
 /// Runs `spawn` (which spawns an actor) on any thread. CAF 0.17's spawn leaves a reference to
 /// the system's logger in the calling thread's thread-local storage, and ~actor_system waits
@@ -83,9 +86,14 @@ struct runtime::impl {
   /// unit whose actor died is respawned from the store on next use instead of black-holing.
   void forget_shard(const store::unit_key& unit, const caf::actor_addr& addr);
 
-  /// Connection actors, so shutdown can stop them while their sessions still exist.
+  /// Per-connection actors (health watches), so shutdown can stop them while their sessions
+  /// still exist.
   std::uint64_t add_connection(caf::actor a);
   void remove_connection(std::uint64_t id);
+
+  /// Calls `target->on_timer()` on an actor thread after `wait`, if it still exists then and the
+  /// node is not stopping. One timer actor serves the node (hub connections have none each).
+  void call_after(std::chrono::milliseconds wait, std::weak_ptr<timed_target> target);
 
   /// Sends `msg` only if the unit's shard is alive (an unsubscribe for a retired unit has
   /// nothing left to cancel, and must not bring the unit back). False, leaving `msg` as it
@@ -224,6 +232,8 @@ struct runtime::impl {
   std::mutex space_watch_mu;
   std::unordered_map<std::string, std::vector<caf::actor>> space_watchers;  // space '\0' dataset
 
+  std::mutex timers_mu;
+  caf::actor timers;  // guarded by timers_mu: the timer actor behind call_after; null once stopped
   std::mutex conns_mu;
   std::unordered_map<std::uint64_t, caf::actor> conns;
   std::uint64_t next_conn = 0;

@@ -1274,13 +1274,13 @@ void on_index_built(shard_ptr self, index_built_msg& m) {
 /// Answers a subscription this shard will not serve, in its protocol's form: a windowed stream's
 /// error envelope, a raw consumer's refusal (which carries `e` to another member's client), a
 /// hub subscription's Error frame (its text is fixed by arc-hub §2.1), a direct stream's close.
-void refuse_subscription(shard_ptr self, subscriber& sub, const core::error& e) {
+void refuse_subscription(subscriber& sub, const core::error& e) {
   if (auto w = sub.windowed.lock()) {
     w->refused(e);
   } else if (sub.replica) {
     sub.replica->refused(e);
-  } else if (sub.conn) {
-    self->send(sub.conn, sub_failed_msg{sub.token});
+  } else if (auto owner = sub.owner.lock()) {
+    owner->subscription_failed(sub.token);
   } else if (auto sink = sub.sink.lock()) {
     sink->close(1011, e.message);
   }
@@ -1290,11 +1290,10 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
   auto& st = self->state;
   const auto& q = *m.query;
   if (q.windowed && q.windowed->scope == core::windowed_scope::object && st.deleted) {
-    refuse_subscription(
-        self, m.sub,
-        core::make_error("object.deleted",
-                         "object '" + q.object + "' was deleted; write to it to use it again",
-                         {{"objectId", q.object}}));
+    refuse_subscription(m.sub, core::make_error("object.deleted",
+                                                "object '" + q.object +
+                                                    "' was deleted; write to it to use it again",
+                                                {{"objectId", q.object}}));
     return;
   }
   auto it = st.views.find(q.key);
@@ -1308,7 +1307,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
               " sort orders in use by open windows (query.maxSortIndexesPerDataset); use one of "
               "their sorts, or retry once some close",
           {{"dataset", q.dataset}, {"objectId", q.object}, {"limit", max}});
-      refuse_subscription(self, m.sub, e);
+      refuse_subscription(m.sub, e);
       return;
     }
     if (q.bounded()) {
@@ -1477,7 +1476,7 @@ caf::behavior load_failed(shard_ptr self, const core::error& why) {
       {{"objectId", self->state.unit.object}});
   return {
       [e](write_msg& m) { m.done(e); },
-      [self, e](subscribe_msg& m) { refuse_subscription(self, m.sub, e); },
+      [e](subscribe_msg& m) { refuse_subscription(m.sub, e); },
       [self, registered = std::make_shared<bool>(true)](stop_atom) {
         if (*registered) {
           // Sends to a shard happen under the registry's lock: once it no longer hands this
@@ -1623,7 +1622,7 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     for (auto& [name, ds] : self->state.data) {
       for (auto& [k, b] : ds.building) {
         for (auto& w : b.waiting) {
-          refuse_subscription(self, w.sub, e);
+          refuse_subscription(w.sub, e);
         }
       }
       ds.building.clear();

@@ -1,6 +1,6 @@
 // weir::gateway::sse_hub_session — one client on the Arc SSE hub (GET /.cratis/queries/sse):
 // the chunked event stream, its bounded outbound queue and keep-alive Pings. The protocol runs
-// in the same connection actor as the WebSocket hub's (actors::hub_connection); subscriptions
+// in the same state machine as the WebSocket hub's (actors::hub_connection); subscriptions
 // arrive as control POSTs, routed here by connection id. Internal to gateway/.
 #pragma once
 

@@ -228,6 +228,7 @@ void ws_hub_session::on_readable(beast::error_code ec) {
   // Drain what the kernel has into one scratch buffer per thread; only an incomplete frame is
   // kept, so a quiet connection holds no read buffer.
   thread_local std::array<char, 64 * 1024> scratch;
+  inbound_this_wake_ = 0;
   for (;;) {
     auto n = sock_.read_some(asio::buffer(scratch), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
@@ -372,9 +373,14 @@ void ws_hub_session::on_message(std::string text) {
     on_direct_text(text);
     return;
   }
-  if (!conn_->deliver(std::move(text))) {
+  // The hub connection applies each frame at once, so nothing queues behind it; what is bounded
+  // is how many frames one wake-up takes from the socket (arc-hub §9's inbound queue): a client
+  // that sends faster than that is closed rather than served ahead of everyone on this thread.
+  if (++inbound_this_wake_ > ctx_.rt.hub().max_inbound_frames) {
     start_close(1013, "Inbound queue full", bound_close::inbound_queue_full);
+    return;
   }
+  conn_->deliver(text);
 }
 
 void ws_hub_session::lost() {

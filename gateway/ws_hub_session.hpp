@@ -1,6 +1,7 @@
 // weir::gateway::ws_hub_session — one client on the Arc WebSocket hub (/.cratis/queries/ws).
-// Owns the socket, the bounded outbound queue and the keep-alive timer; the protocol itself runs
-// in the connection actor behind actors::hub_connection. Internal to gateway/.
+// Owns the socket, the bounded outbound queue and the keep-alive timer; the protocol itself is
+// actors::hub_connection's, applied on this session's I/O thread as frames are read. Internal to
+// gateway/.
 #pragma once
 
 #include <chrono>
@@ -115,8 +116,9 @@ class ws_hub_session : public actors::frame_sink,
   std::string rbuf_;     // received bytes of an incomplete frame
   std::string message_;  // a fragmented message being reassembled
   bool in_message_ = false;
-  std::uint64_t skip_ = 0;      // payload bytes of a refused frame still to drop
-  bool discard_input_ = false;  // after a protocol error or the peer's close
+  std::uint64_t skip_ = 0;               // payload bytes of a refused frame still to drop
+  bool discard_input_ = false;           // after a protocol error or the peer's close
+  std::uint32_t inbound_this_wake_ = 0;  // messages taken since the socket became readable
   bool peer_closed_ = false;
   outbound_queue queue_;
   std::string control_out_;        // the Pong to the latest Ping, for the next write (one)

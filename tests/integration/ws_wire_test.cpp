@@ -1,6 +1,7 @@
 // The WebSocket hub's own RFC 6455 handling after the upgrade (the session owns the socket):
 // WebSocket-level ping/pong, fragmented messages, a client-initiated close, protocol errors
-// (1002), invalid UTF-8 (1007), and several frames written back to back in one burst.
+// (1002), invalid UTF-8 (1007), several frames written back to back in one burst, and the bound
+// on the frames one wake-up takes (1013).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -246,6 +247,64 @@ TEST(WsWire, ABurstOfFramesArrivesIntactAndInOrder) {
     auto v = boost::json::parse(f->payload).as_object();
     EXPECT_EQ(v.at("type").as_string(), "Pong");
     EXPECT_EQ(v.at("timestamp").as_int64(), i);
+  }
+}
+
+TEST(WsWire, MoreFramesAtOnceThanTheInboundBoundCloseWith1013) {
+  // Frames are applied as they are read; one wake-up takes at most maxObservableInboundFrames
+  // of them (arc-hub §9's inbound queue). 100 Pings in one write, against a bound of 10: the
+  // connection closes with 1013 "Inbound queue full". Frames not yet written when the close is
+  // decided are dropped (nothing follows a close), so at most the first 10 Pongs come first.
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query:\n  maxObservableInboundFrames: 10\n");
+  ASSERT_TRUE(node);
+  raw_ws c{node->http_port()};
+  ASSERT_TRUE(c.next());  // Connected
+  std::string burst;
+  for (int i = 0; i < 100; ++i) {
+    burst += raw_ws::encode_frame(0x81, R"({"type":"Ping","timestamp":)" + std::to_string(i) + "}");
+  }
+  c.send_raw(burst);
+  int pongs = 0;
+  int code = 0;
+  std::string reason;
+  while (auto f = c.next()) {
+    if (f->opcode == 0x8) {
+      code = f->payload.size() >= 2 ? (static_cast<std::uint8_t>(f->payload[0]) << 8) |
+                                          static_cast<std::uint8_t>(f->payload[1])
+                                    : 1005;
+      reason = f->payload.size() > 2 ? f->payload.substr(2) : "";
+      break;
+    }
+    auto v = boost::json::parse(f->payload).as_object();
+    EXPECT_EQ(v.at("type").as_string(), "Pong");
+    EXPECT_EQ(v.at("timestamp").as_int64(), pongs);
+    ++pongs;
+  }
+  EXPECT_EQ(code, 1013);
+  EXPECT_EQ(reason, "Inbound queue full");
+  EXPECT_LE(pongs, 10);
+}
+
+TEST(WsWire, FramesUpToTheInboundBoundAreAllAnswered) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query:\n  maxObservableInboundFrames: 10\n");
+  ASSERT_TRUE(node);
+  raw_ws c{node->http_port()};
+  ASSERT_TRUE(c.next());
+  std::string burst;
+  for (int i = 0; i < 10; ++i) {
+    burst += raw_ws::encode_frame(0x81, R"({"type":"Ping","timestamp":)" + std::to_string(i) + "}");
+  }
+  // Three bursts, each within the bound: the count starts again with each wake-up.
+  for (int round = 0; round < 3; ++round) {
+    c.send_raw(burst);
+    for (int i = 0; i < 10; ++i) {
+      auto f = c.next();
+      ASSERT_TRUE(f) << round << " " << i;
+      ASSERT_EQ(f->opcode, 0x1) << f->payload;
+      EXPECT_EQ(boost::json::parse(f->payload).as_object().at("timestamp").as_int64(), i);
+    }
   }
 }
 
