@@ -17,9 +17,12 @@
 #include <chrono>
 #include <cstring>
 
+#include <boost/asio/bind_allocator.hpp>
+
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "core/ws_framing.hpp"
+#include "gateway/parked_allocator.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/write_now.hpp"
 #include "log/log.hpp"
@@ -216,8 +219,12 @@ void ws_hub_session::on_direct_text(const std::string& text) {
 }
 
 void ws_hub_session::do_read() {
+  // Parked for as long as the client is quiet: sized for itself, not from asio's recycled
+  // blocks (parked_allocator.hpp).
   sock_.async_wait(tcp::socket::wait_read,
-                   beast::bind_front_handler(&ws_hub_session::on_readable, shared_from_this()));
+                   asio::bind_allocator(parked_allocator<void>{},
+                                        beast::bind_front_handler(&ws_hub_session::on_readable,
+                                                                  shared_from_this())));
 }
 
 void ws_hub_session::on_readable(beast::error_code ec) {
@@ -246,7 +253,9 @@ void ws_hub_session::on_readable(beast::error_code ec) {
       break;
     }
   }
-  if (rbuf_.empty() && rbuf_.capacity() > 4096) {
+  if (rbuf_.empty()) {
+    // A quiet connection holds no read buffer (clients send seldom: an allocation per read
+    // costs less than every idle connection keeping its last read's capacity).
     std::string{}.swap(rbuf_);
   }
   do_read();
