@@ -28,9 +28,9 @@ inline constexpr std::array<std::string_view, transport_count> transport_names{"
 
 /// A connection closed at one of its bounds (docs/operations.md#metrics).
 enum class bound_close : std::uint8_t {
-  outbound_queue_full,      ///< 1013 "Outbound queue full": the client did not keep up
-  inbound_queue_full,       ///< 1013 "Inbound queue full": the client sent faster than served
-  hub_capacity,             ///< 1013 "Hub capacity reached": the connection budget
+  outbound_queue_full,  ///< 1013 "Outbound queue full": the client did not keep up
+  inbound_queue_full,   ///< 1013 "Inbound queue full": more frames at once than one wake-up takes
+  hub_capacity,         ///< 1013 "Hub capacity reached": the connection budget
   inbound_frame_too_large,  ///< 1009 "Inbound frame too large"
   windowed_overflow,        ///< a windowed stream's `closed{overflow}`
 };
