@@ -1,5 +1,5 @@
 // weir::actors::connection_directory — what the health feed (arc-hub §11) reports: every hub
-// connection of this node with its client details and subscriptions. Connection actors keep it
+// connection of this node with its client details and subscriptions. Hub connections keep it
 // current (open, subscribe, cancel, close); the times that change per frame (data served, ping,
 // pong) are atomics the hot paths store into without taking the directory's lock.
 // No CAF types here.

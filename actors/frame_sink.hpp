@@ -65,7 +65,7 @@ class frame_sink {
 class subscription_owner {
  public:
   virtual ~subscription_owner() = default;
-  /// Thread-safe; called from the query's thread.
+  /// Thread-safe; called from the thread of the query actor, shard or remote shard that ended it.
   virtual void subscription_failed(std::uint64_t token) = 0;
 };
 

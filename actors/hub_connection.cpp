@@ -416,6 +416,9 @@ hub_connection::~hub_connection() {
 }
 
 void hub_connection::deliver(std::string_view text) {
+  if (rt_->internals().stopping.load()) {
+    return;  // shutting down: the session is closing and the frame has nowhere to go
+  }
   state::entry e{*state_};
   if (!state_->ended) {
     state_->inbound(text);
@@ -424,7 +427,7 @@ void hub_connection::deliver(std::string_view text) {
 
 void hub_connection::control(core::client_frame frame, std::shared_ptr<const core::principal> who,
                              std::function<void(unsigned)> done) {
-  if (rt_->internals().stopped.load()) {
+  if (rt_->internals().stopping.load()) {
     done(503);
     return;
   }

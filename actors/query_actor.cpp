@@ -691,6 +691,13 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
           st.replicas.push_back(std::move(sub));
           return;
         }
+        if (sub.live && !sub.live->load(std::memory_order_acquire)) {
+          // Ended before it got here: its unsubscribe may have overtaken it (a unit handed to a
+          // new entry forwards the subscribes that waited on the old one after an unsubscribe
+          // sent to the new one), and nothing else would ever remove it.
+          went_idle(self);
+          return;
+        }
         if (is_windowed(sub)) {
           auto w = sub.windowed.lock();
           if (!w) {

@@ -698,7 +698,7 @@ void runtime::shutdown() {
     impl_->space_views.clear();
   }
   {
-    // Connection actors belong to sessions that outlive this call (the gateway is torn down
+    // Health watches belong to sessions that outlive this call (the gateway is torn down
     // after the actors); stop them here so awaiting all actors cannot hang.
     std::lock_guard lock{impl_->conns_mu};
     for (auto& [id, a] : impl_->conns) {

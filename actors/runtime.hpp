@@ -170,7 +170,8 @@ class runtime {
   /// Writes submitted whose callback has not run yet.
   std::size_t in_flight_writes() const;
 
-  /// Stops every actor (shards, queries, connections) and the actor system. Must run on the
+  /// Stops every actor (shards, queries, space views, health watches, the timer) and the actor
+  /// system. Must run on the
   /// thread that constructed the runtime: CAF 0.17 keeps a thread-local logger reference there
   /// and its actor_system destructor waits for that logger to go (observed as a hang when
   /// stopped from another thread). Sessions that outlive this make no more actor calls.

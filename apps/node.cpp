@@ -269,7 +269,7 @@ void node::stop() {
   // 1. I/O threads stop, but the io_context stays alive, so a completion an actor posts late
   //    is queued (and later destroyed) rather than touching freed memory;
   // 2. the store commits what is queued while the shards are alive to hear of it;
-  // 3. every actor stops (connection actors included: their sessions still exist) and the
+  // 3. every actor stops (health watches included: their sessions still exist) and the
   //    actor system goes; sessions notice and make no more actor calls;
   // 4. the gateway and gRPC objects go, then the runtime's data, then the store.
   if (p.http) {

@@ -394,7 +394,7 @@ void ws_hub_session::on_message(std::string text) {
 
 void ws_hub_session::lost() {
   // The peer is gone: stop taking frames and let go of the queue, so nothing keeps this
-  // session (its actor, its budget units) alive.
+  // session (its hub connection, its budget units) alive.
   closed_ = true;
   keep_alive_.cancel();
   if (close_timer_) {
