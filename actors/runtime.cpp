@@ -62,14 +62,18 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
   // polls once relaxed, which showed up as a 20 ms p99 write-to-receipt latency at low load.
   cfg.set("scheduler.policy", caf::atom("sharing"));
   sys = std::make_unique<caf::actor_system>(cfg);
+  // The timer actor takes an argument it does not need: CAF 0.17 spawning a function with no
+  // arguments dereferences a null std::tuple<> pointer (UBSan: reference binding to null).
   timers = spawn_anywhere([&] {
-    return sys->spawn([](caf::event_based_actor*) -> caf::behavior {
-      return {[](timer_msg& m) {
-        if (auto t = m.target.lock()) {
-          t->on_timer();
-        }
-      }};
-    });
+    return sys->spawn(
+        [](caf::event_based_actor*, std::uint64_t /*unused*/) -> caf::behavior {
+          return {[](timer_msg& m) {
+            if (auto t = m.target.lock()) {
+              t->on_timer();
+            }
+          }};
+        },
+        std::uint64_t{0});
   });
 }
 
