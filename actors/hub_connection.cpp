@@ -374,13 +374,13 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
     c->id_ += "@" + impl.link->self_id();
   }
   c->caller_ = std::move(caller);
-  c->info_ = info;
   connection_directory::connection_entry entry;
   entry.id = c->id_;
   entry.tenant = who.tenant;
   entry.subject = who.subject;
-  entry.client =
-      core::client_info{info.remote_address, info.user_agent, who.subject, info.protocol};
+  // The user agent is kept once, here (a browser's is over 100 bytes).
+  entry.client = core::client_info{info.remote_address, std::move(info.user_agent), who.subject,
+                                   info.protocol};
   entry.established_at_ms = unix_now_ms();
   c->ping_clock_ = entry.last_ping_sent;
   c->directory_id_ = impl.directory.add_connection(std::move(entry));
@@ -398,6 +398,7 @@ std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<
   ro.max_tombstones = impl.opts.hub.max_tombstones;
   st->revs.emplace(ro);
   c->state_ = std::move(st);
+  c->info_ = std::move(info);  // last: `who` is the principal it holds
   impl.hub_connections.fetch_add(1);
   return c;
 }

@@ -51,7 +51,8 @@ class hub_connection {
   void control(core::client_frame frame, std::shared_ptr<const core::principal> who,
                std::function<void(unsigned)> done);
 
-  /// Address and principal the connection was opened with (for the SSE ownership check).
+  /// Address and principal the connection was opened with (for the SSE ownership check). Its
+  /// user_agent is empty: the connection directory keeps it.
   const connection_info& info() const { return info_; }
 
   /// The crypto-random connection id (the Connected payload).

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <memory>
 
+#include <boost/asio/bind_allocator.hpp>
+
 #include "gateway/beast.hpp"
+#include "gateway/parked_allocator.hpp"
 
 namespace weir::gateway {
 
@@ -38,23 +41,27 @@ class keep_alive_timer {
                 std::shared_ptr<Session> session) {
     armed_ = true;
     timer_.expires_at(when);
-    timer_.async_wait([this, interval, s = std::move(session)](beast::error_code ec) mutable {
-      armed_ = false;
-      if (ec || s->keep_alive_closed()) {
-        return;
-      }
-      auto now = clock::now();
-      if (s->keep_alive_writing()) {
-        schedule(now + interval, interval, std::move(s));
-        return;
-      }
-      auto due = last_write_ + interval;
-      if (now < due) {
-        schedule(due, interval, std::move(s));
-        return;
-      }
-      s->keep_alive_ping();
-    });
+    // Parked for the whole interval on every idle connection: sized for itself, not from
+    // asio's recycled blocks (parked_allocator.hpp).
+    timer_.async_wait(asio::bind_allocator(
+        parked_allocator<void>{},
+        [this, interval, s = std::move(session)](beast::error_code ec) mutable {
+          armed_ = false;
+          if (ec || s->keep_alive_closed()) {
+            return;
+          }
+          auto now = clock::now();
+          if (s->keep_alive_writing()) {
+            schedule(now + interval, interval, std::move(s));
+            return;
+          }
+          auto due = last_write_ + interval;
+          if (now < due) {
+            schedule(due, interval, std::move(s));
+            return;
+          }
+          s->keep_alive_ping();
+        }));
   }
 
   asio::steady_timer timer_;

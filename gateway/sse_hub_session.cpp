@@ -102,7 +102,7 @@ void sse_hub_session::run() {
   actors::connection_info info;
   info.remote_address = remote_;
   info.who = who_;
-  info.user_agent = user_agent_;
+  info.user_agent = std::move(user_agent_);  // kept once, in the connection directory
   info.protocol = "SSE";
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {

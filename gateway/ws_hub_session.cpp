@@ -49,7 +49,7 @@ ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
       keep_alive_(exec_) {
   remote_ = id.client;
   who_ = id.who;
-  refused_ = id.refused;
+  refused_ = id.refused.has_value();
   kind = transport::websocket;
 }
 
@@ -132,7 +132,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   actors::connection_info info;
   info.remote_address = remote_;
   info.who = who_;
-  info.user_agent = user_agent_;
+  info.user_agent = std::move(user_agent_);  // kept once, in the connection directory
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
     start_close(1013, "Hub capacity reached", bound_close::hub_capacity);

@@ -100,7 +100,7 @@ class ws_hub_session : public actors::frame_sink,
   open_connection counted_;  // in /metrics' weir_connections while this session lives
   std::string remote_;       // the client address
   std::shared_ptr<const core::principal> who_;
-  std::optional<core::error> refused_;  // the upgrade's credential was refused
+  bool refused_ = false;  // the upgrade's credential was refused (it closes with 1008)
   std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
