@@ -357,7 +357,7 @@ class order_index {
   static const std::string& entry_id(const entry& e) { return to_raw(e.rec)->id; }
 
   sort_position position_of_entry(const entry& e) const {
-    return spec_.position_of(reader_.read(*to_raw(e.rec)));
+    return spec_.position_of(index_doc_reader().read(*to_raw(e.rec)));
   }
 
   /// <0, 0, >0 as `pos` sorts before, at, after the entry.
@@ -365,7 +365,7 @@ class order_index {
     if (pos.prefix != e.prefix) {
       return pos.prefix < e.prefix ? -1 : 1;
     }
-    return spec_.compare(pos, reader_.read(*to_raw(e.rec)));
+    return spec_.compare(pos, index_doc_reader().read(*to_raw(e.rec)));
   }
 
   /// Descends to the leaf where `pos` belongs, adding the counts left of the path to `rank`.
@@ -695,7 +695,7 @@ class order_index {
     if (auto kp = spec_.key_prefix_of_text(r.json, k)) {
       return *kp;
     }
-    return spec_.key_prefix_of(reader_.read(r), k);
+    return spec_.key_prefix_of(index_doc_reader().read(r), k);
   }
 
   /// Orders `order[i, j)`, a run whose keys before `level` are equal. `level` at the number of
@@ -752,9 +752,6 @@ class order_index {
   }
 
   sort_spec spec_;
-  // The index's own reader: a caller may hold a document from the thread's reader across a
-  // call, and a comparison here must not overwrite it.
-  mutable doc_reader reader_;
   node* root_ = nullptr;
   leaf* first_ = nullptr;
   leaf* last_ = nullptr;

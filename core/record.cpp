@@ -125,4 +125,9 @@ doc_reader& thread_doc_reader() {
   return reader;
 }
 
+doc_reader& index_doc_reader() {
+  thread_local doc_reader reader;
+  return reader;
+}
+
 }  // namespace weir::core
