@@ -5,14 +5,14 @@
 //
 // Why our own tree: the standard containers have no order statistics, and GCC's
 // __gnu_pbds::tree (a red-black tree with subtree sizes) costs a ~64-byte node per entry plus a
-// comparison that reads both documents at every level. Here a leaf holds 64 entries of 16 bytes
-// (a pointer and a 64-bit prefix of the sort key) and inner nodes keep the full sort position of
+// comparison that reads both documents at every level. Here a leaf holds 64 entries of a pointer
+// and a 64-bit prefix of the sort key (24 bytes with a `record_ptr`) and inner nodes keep the full sort position of
 // each child's first entry, so a search compares prefixes and stored positions and reads a
-// record's document only where two prefixes tie inside a leaf. Measured on 1M records: ~21 bytes
-// per entry (docs/performance.md).
+// record's document only where two prefixes tie inside a leaf.
 //
-// `Ptr` is `const record*` (the shard's indexes: the unit's record set owns the records) or
-// `record_ptr` (a query actor's own result, which must keep its rows alive).
+// Weir's indexes (the shard's sort indexes, a query actor's result, a window) hold `record_ptr`:
+// an index built on a loader thread, or a result, must keep its rows alive whatever the unit's
+// record set does meanwhile. `const record*` is for tests and callers that own the records.
 #pragma once
 
 #include <algorithm>

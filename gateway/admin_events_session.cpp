@@ -30,7 +30,6 @@ admin_events_session::admin_events_session(beast::tcp_stream&& stream, server_co
       version_(http_version),
       correlation_id_(std::move(correlation_id)),
       ticks_(stream_.get_executor()),
-      keep_alive_(stream_.get_executor()),
       deadline_(stream_.get_executor()),
       expires_at_(expires_at),
       expiry_(stream_.get_executor()) {}

@@ -14,6 +14,7 @@
 #include "gateway/beast.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/http_session.hpp"
+#include "gateway/keep_alive_timer.hpp"
 #include "gateway/node_totals.hpp"
 #include "gateway/sse_control_router.hpp"
 
@@ -26,6 +27,7 @@ struct http_server::impl {
       // A context with no connection yet must not return from run().
       guards.emplace_back(c->get_executor());
       lanes.push_back(std::make_unique<delivery_lane>(*c));
+      wheels.push_back(std::make_unique<keep_alive_wheel>(*c));
     }
   }
 
@@ -138,8 +140,10 @@ struct http_server::impl {
   std::vector<std::unique_ptr<asio::io_context>> iocs;  // one per I/O thread
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
   std::vector<std::unique_ptr<delivery_lane>> lanes;  // one per context, same order
-  std::size_t next_context = 0;                       // acceptor side only
-  tcp::acceptor acceptor;                             // on iocs[0]
+  // One per context, same order; after the contexts: gone (with the sessions they hold) first.
+  std::vector<std::unique_ptr<keep_alive_wheel>> wheels;
+  std::size_t next_context = 0;  // acceptor side only
+  tcp::acceptor acceptor;        // on iocs[0]
   asio::steady_timer accept_retry{*iocs[0]};
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
@@ -201,10 +205,12 @@ core::result<void> http_server::start() {
   }
   impl_->do_accept();
   for (std::size_t i = 0; i < impl_->iocs.size(); ++i) {
-    impl_->threads.emplace_back([c = impl_->iocs[i].get(), lane = impl_->lanes[i].get()] {
-      delivery_lane::set_current(lane);
-      c->run();
-    });
+    impl_->threads.emplace_back(
+        [c = impl_->iocs[i].get(), lane = impl_->lanes[i].get(), wheel = impl_->wheels[i].get()] {
+          delivery_lane::set_current(lane);
+          keep_alive_wheel::set_current(wheel);
+          c->run();
+        });
   }
   return {};
 }

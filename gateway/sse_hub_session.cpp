@@ -42,8 +42,7 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
       remote_(std::move(remote)),
       correlation_id_(std::move(correlation_id)),
       version_(http_version),
-      expiry_(stream_.get_executor()),
-      keep_alive_(stream_.get_executor()) {
+      expiry_(stream_.get_executor()) {
   kind = transport::sse;
 }
 

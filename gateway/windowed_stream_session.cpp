@@ -40,7 +40,6 @@ windowed_stream_session::windowed_stream_session(beast::tcp_stream&& stream, ser
       correlation_id_(std::move(correlation_id)),
       req_(std::move(req)),
       caller_(std::move(caller)),
-      keep_alive_(stream_.get_executor()),
       deadline_(stream_.get_executor()),
       expires_at_(expires_at),
       expiry_(stream_.get_executor()) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 #include <boost/asio/bind_allocator.hpp>
 
@@ -30,6 +31,14 @@
 namespace weir::gateway {
 namespace {
 
+asio::io_context::executor_type io_executor_of(tcp::socket& s) {
+  auto* ex = s.get_executor().target<asio::io_context::executor_type>();
+  if (!ex) {
+    throw std::logic_error("a WebSocket session runs on an io_context");
+  }
+  return *ex;
+}
+
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -40,13 +49,12 @@ std::int64_t unix_ms() {
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
                                std::string correlation_id, const request_identity& id)
-    : exec_(socket.get_executor()),
-      handshake_(std::make_unique<websocket::stream<beast::tcp_stream>>(std::move(socket))),
+    : exec_(io_executor_of(socket)),
+      handshake_(std::make_unique<upgrade>(std::move(socket))),
       sock_(exec_),
       ctx_(ctx),
       counted_(ctx.traffic, transport::websocket),
-      correlation_id_(std::move(correlation_id)),
-      keep_alive_(exec_) {
+      correlation_id_(std::move(correlation_id)) {
   remote_ = id.client;
   who_ = id.who;
   refused_ = id.refused.has_value();
@@ -68,14 +76,14 @@ ws_hub_session::~ws_hub_session() {
 
 void ws_hub_session::run(http::request<http::string_body> req) {
   if (auto it = req.find(http::field::user_agent); it != req.end()) {
-    user_agent_ = std::string{it->value()};
+    handshake_->user_agent = std::string{it->value()};
   }
   ctx_.add(shared_from_this());
   log::debug("connection opened", {{"transport", "websocket"},
                                    {"correlation", correlation_id_},
                                    {"remote", remote_},
                                    {"direct", direct_ != nullptr}});
-  auto& ws = *handshake_;
+  auto& ws = handshake_->ws;
   beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
   ws.set_option(websocket::stream_base::decorator(
       [correlation = correlation_id_](websocket::response_type& res) {
@@ -92,8 +100,9 @@ void ws_hub_session::on_accept(beast::error_code ec) {
     return;
   }
   // From here on the socket is ours: Beast's stream (and its buffers) go.
-  beast::get_lowest_layer(*handshake_).expires_never();
-  sock_ = beast::get_lowest_layer(*handshake_).release_socket();
+  beast::get_lowest_layer(handshake_->ws).expires_never();
+  sock_ = beast::get_lowest_layer(handshake_->ws).release_socket();
+  auto user_agent = std::move(handshake_->user_agent);
   handshake_.reset();
   beast::error_code ignored;
   sock_.non_blocking(true, ignored);
@@ -132,7 +141,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   actors::connection_info info;
   info.remote_address = remote_;
   info.who = who_;
-  info.user_agent = std::move(user_agent_);  // kept once, in the connection directory
+  info.user_agent = std::move(user_agent);  // kept once, in the connection directory
   conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
     start_close(1013, "Hub capacity reached", bound_close::hub_capacity);
@@ -203,7 +212,7 @@ void ws_hub_session::end_unauthorized() {
   auto frame = actors::outbound_frame::text(
       "{\"type\":\"Data\",\"data\":" + unauthorized_result(direct_->correlation_id) + "}");
   if (writing_) {
-    final_frame_ = std::move(frame);  // on_write sends it, then closes
+    closing_state().final_frame = std::move(frame);  // on_write sends it, then closes
     return;
   }
   enqueue(std::move(frame));  // starts writing at once: start_close keeps what is in flight
@@ -397,8 +406,8 @@ void ws_hub_session::lost() {
   // session (its hub connection, its budget units) alive.
   closed_ = true;
   keep_alive_.cancel();
-  if (close_timer_) {
-    close_timer_->cancel();
+  if (closing_parts_ && closing_parts_->timer) {
+    closing_parts_->timer->cancel();
   }
   if (expiry_) {
     expiry_->cancel();
@@ -568,9 +577,9 @@ bool ws_hub_session::wrote(beast::error_code ec) {
     }
     return false;
   }
-  if (final_frame_) {
-    auto frame = std::move(*final_frame_);
-    final_frame_.reset();
+  if (closing_parts_ && closing_parts_->final_frame) {
+    auto frame = std::move(*closing_parts_->final_frame);
+    closing_parts_->final_frame.reset();
     enqueue(std::move(frame));
     start_close(1008, "Unauthorized");
     return false;
@@ -588,10 +597,11 @@ void ws_hub_session::write_close() {
   }
   close_sent_ = true;
   writing_ = true;
-  close_frame_ = core::ws::encode_server_frame(core::ws::opcode::close,
-                                               core::ws::close_payload(close_code_, close_text_));
-  close_pieces_.assign(1, asio::buffer(close_frame_));
-  watch(close_pieces_, [self = this](beast::error_code ec) {
+  auto& c = closing_state();
+  c.frame = core::ws::encode_server_frame(core::ws::opcode::close,
+                                          core::ws::close_payload(close_code_, c.text));
+  c.pieces.assign(1, asio::buffer(c.frame));
+  watch(c.pieces, [self = this](beast::error_code ec) {
     self->writing_ = false;
     if (self->closed_) {
       return;  // the peer went away meanwhile: nothing to wait for
@@ -608,14 +618,21 @@ void ws_hub_session::write_close() {
     }
     // Wait a bounded time for the peer's close (reading goes on), then
     // drop the connection either way.
-    self->close_timer_ = std::make_unique<asio::steady_timer>(self->exec_);
-    self->close_timer_->expires_after(std::chrono::seconds(5));
-    self->close_timer_->async_wait([self = self->shared_from_this()](beast::error_code ec) {
+    auto& timer = self->closing_state().timer.emplace(self->exec_);
+    timer.expires_after(std::chrono::seconds(5));
+    timer.async_wait([self = self->shared_from_this()](beast::error_code ec) {
       if (!ec && !self->closed_) {
         self->lost();
       }
     });
   });
+}
+
+ws_hub_session::closing_parts& ws_hub_session::closing_state() {
+  if (!closing_parts_) {
+    closing_parts_ = std::make_unique<closing_parts>();
+  }
+  return *closing_parts_;
 }
 
 void ws_hub_session::watch(std::vector<asio::const_buffer>& pieces,
@@ -673,7 +690,7 @@ void ws_hub_session::start_close(std::uint16_t code, std::string reason,
   inbox_.close();
   keep_alive_.cancel();
   close_code_ = code;
-  close_text_ = std::move(reason);
+  closing_state().text = std::move(reason);
   // Frames not yet started are dropped: after a close nothing else may go out. One batch may be
   // in flight; the close follows it.
   queue_.drop_unstarted();

@@ -92,16 +92,33 @@ class ws_hub_session : public actors::frame_sink,
   void end_unauthorized();
   void arm_expiry(std::int64_t expires_at);
 
-  asio::any_io_executor exec_;
-  /// Only for the upgrade: Beast writes the 101, then hands the socket over.
-  std::unique_ptr<websocket::stream<beast::tcp_stream>> handshake_;
+  /// What only the upgrade needs: Beast writes the 101, then hands the socket over.
+  struct upgrade {
+    explicit upgrade(tcp::socket&& s) : ws(std::move(s)) {}
+    websocket::stream<beast::tcp_stream> ws;
+    std::string user_agent;  // handed to the hub connection, which keeps it for the health feed
+  };
+  /// What only a closing session needs (most never close from this side): made by start_close,
+  /// or by end_unauthorized for the frame that goes before the close.
+  struct closing_parts {
+    std::string text;                                   // the close reason
+    std::string frame;                                  // the close frame, as written
+    std::vector<asio::const_buffer> pieces;             // the frame, for watched_
+    std::optional<asio::steady_timer> timer;            // the bound on the peer's answer
+    std::optional<actors::outbound_frame> final_frame;  // the last frame, after the write in flight
+  };
+  closing_parts& closing_state();
+
+  // The io_context's own executor (8 bytes; the socket keeps a type-erased copy): other threads
+  // post to it, so it is not taken from the socket, which on_accept reassigns.
+  asio::io_context::executor_type exec_;
+  std::unique_ptr<upgrade> handshake_;
   tcp::socket sock_;
   server_context& ctx_;
   open_connection counted_;  // in /metrics' weir_connections while this session lives
   std::string remote_;       // the client address
   std::shared_ptr<const core::principal> who_;
   bool refused_ = false;  // the upgrade's credential was refused (it closes with 1008)
-  std::string user_agent_;
   std::string correlation_id_;
   std::unique_ptr<actors::hub_connection> conn_;
   std::unique_ptr<direct_target> direct_;  // a direct socket's target (rare: kept off the session)
@@ -127,20 +144,16 @@ class ws_hub_session : public actors::frame_sink,
   /// Writes what the socket did not take at once, dropping a peer that takes nothing for
   /// http.sendStallTimeoutMs. Made on the first such write: most connections never need it.
   std::unique_ptr<watched_write> watched_;
-  std::vector<asio::const_buffer> close_pieces_;  // the close frame, for watched_
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
   bool close_sent_ = false;
   bool accepted_ = false;  // until the handshake is written, a close must wait for it
   std::uint16_t close_code_ = 1000;
-  std::string close_text_;
-  std::string close_frame_;
   keep_alive_timer keep_alive_;
   // Created when first needed: most connections never close from this side or expire.
-  std::unique_ptr<asio::steady_timer> close_timer_;
-  std::unique_ptr<asio::steady_timer> expiry_;         // the credential's expiry
-  std::optional<actors::outbound_frame> final_frame_;  // its last frame, after the write in flight
+  std::unique_ptr<closing_parts> closing_parts_;
+  std::unique_ptr<asio::steady_timer> expiry_;  // a direct socket's credential expiry
 };
 
 }  // namespace weir::gateway
