@@ -35,6 +35,25 @@ class budget {
     return true;
   }
 
+  /// Takes one unit for a caller that counts its own units (`held` of them) instead of having
+  /// a key here: an anonymous hub connection, whose units are per connection.
+  bool try_acquire_counted(std::size_t held) {
+    std::lock_guard lock{mu_};
+    if (total_ >= global_limit_ || held >= per_caller_limit_) {
+      return false;
+    }
+    ++total_;
+    return true;
+  }
+
+  /// Returns one unit taken by try_acquire_counted.
+  void release_counted() {
+    std::lock_guard lock{mu_};
+    if (total_ > 0) {
+      --total_;
+    }
+  }
+
   /// Returns one unit taken by `caller`.
   void release(const std::string& caller) {
     std::lock_guard lock{mu_};

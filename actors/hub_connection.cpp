@@ -33,15 +33,43 @@ namespace {
 
 struct active_sub {
   std::uint64_t token = 0;
-  store::unit_key unit;  // where the subscription lives: unsubscribes go the same way
-  std::string key;       // the query key on that unit
+  /// Where unsubscribes go: the unit's space and object and the query key on that unit, in one
+  /// string (one allocation; the bound query itself is the query actor's). Empty for a
+  /// health-feed subscription (no shard).
+  std::string route;
+  std::uint32_t space_len = 0;
+  std::uint32_t object_len = 0;
+  /// The named query, for the health feed (the catalog is immutable); null for the feed itself.
+  const core::query_definition* def = nullptr;
   std::shared_ptr<std::atomic<bool>> live;
-  std::unique_ptr<health_watch> health;   ///< set for a health-feed subscription (no shard)
+  std::unique_ptr<health_watch> health;   ///< set for a health-feed subscription
   std::optional<std::uint64_t> revision;  ///< as subscribed, for a later Error frame
   /// When the credential it was authorized with expires (seconds since the Unix epoch): it ends
   /// then with an Unauthorized frame (the emission guard). Unset when it needs no credential.
   std::optional<std::int64_t> expires_at;
+  std::int64_t connected_at_ms = 0;  ///< for the health feed
+  shared_time served;                ///< stamped by whoever delivers its data (health feed)
 };
+
+/// The shard unit a bound query lives on.
+store::unit_key unit_of(const core::bound_query& q) {
+  return store::unit_key{q.space, q.single_id ? std::string{} : q.object};
+}
+
+void set_route(active_sub& s, const store::unit_key& unit, std::string_view key) {
+  s.route.reserve(unit.space.size() + unit.object.size() + key.size());
+  s.route.append(unit.space).append(unit.object).append(key);
+  s.space_len = static_cast<std::uint32_t>(unit.space.size());
+  s.object_len = static_cast<std::uint32_t>(unit.object.size());
+}
+
+store::unit_key route_unit(const active_sub& s) {
+  return store::unit_key{s.route.substr(0, s.space_len), s.route.substr(s.space_len, s.object_len)};
+}
+
+std::string route_key(const active_sub& s) {
+  return s.route.substr(s.space_len + s.object_len);
+}
 
 std::int64_t unix_now_s() {
   return unix_now_ms() / 1000;
@@ -64,18 +92,23 @@ const core::principal& effective(const std::shared_ptr<const core::principal>& w
 
 struct hub_connection::state final : subscription_owner,
                                      timed_target,
+                                     directory_member,
                                      std::enable_shared_from_this<hub_connection::state> {
-  // Set at open, then read-only.
+  // Set at open, then read-only. `info.who` opened it: WebSocket subscribes run as it.
   runtime::impl* rt = nullptr;
   std::weak_ptr<frame_sink> sink;
-  std::string sub_caller;
-  std::uint64_t directory_id = 0;
-  core::health_scope scope;  // who this connection belongs to: what its health feed shows
-  std::shared_ptr<const core::principal> who;  // who opened it: WebSocket subscribes run as it
-  shared_time pong_clock;
+  connection_info info;
+  std::string id;
+  std::int64_t established_at_ms = 0;
+  // Stamped without the lock; read by the health feed.
+  std::atomic<std::int64_t> last_ping_sent{0};
+  std::atomic<std::int64_t> last_pong_received{0};
 
-  std::mutex mu;  // guards everything below
+  mutable std::mutex mu;  // guards everything below
   bool ended = false;
+  /// Subscription budget units taken by an anonymous connection, whose units are counted here
+  /// rather than under a caller key of their own (arc-hub §9.1: per connection id).
+  std::uint32_t connection_units = 0;
   frame_sink* out = nullptr;  // the session, while an entry point holds it
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
@@ -141,7 +174,27 @@ struct hub_connection::state final : subscription_owner,
     }
     release(it->second);
     subs.erase(it);
-    rt->directory.remove_subscription(directory_id, query_id);
+  }
+
+  /// Takes a subscription budget unit: per principal when signed in, per connection otherwise.
+  bool acquire_unit() {
+    if (info.who->authenticated()) {
+      return rt->subscriptions.try_acquire(caller_key(*info.who, {}, {}));
+    }
+    if (!rt->subscriptions.try_acquire_counted(connection_units)) {
+      return false;
+    }
+    ++connection_units;
+    return true;
+  }
+
+  void release_unit() {
+    if (info.who->authenticated()) {
+      rt->subscriptions.release(caller_key(*info.who, {}, {}));
+    } else if (connection_units > 0) {
+      --connection_units;
+      rt->subscriptions.release_counted();
+    }
   }
 
   void release(active_sub& s) {
@@ -150,10 +203,10 @@ struct hub_connection::state final : subscription_owner,
     s.live->store(false, std::memory_order_release);
     if (s.health) {
       s.health.reset();
-    } else if (!rt->stopped.load()) {
-      rt->send_to_live_shard(s.unit, unsubscribe_msg{s.key, s.token});
+    } else if (!s.route.empty() && !rt->stopped.load()) {
+      rt->send_to_live_shard(route_unit(s), unsubscribe_msg{route_key(s), s.token});
     }
-    rt->subscriptions.release(sub_caller);
+    release_unit();
   }
 
   /// The connection ends: every subscription is released; nothing more is written.
@@ -220,7 +273,7 @@ struct hub_connection::state final : subscription_owner,
   unsigned subscribe_health(core::client_frame& f, const core::principal& caller) {
     // Decision 7: with authentication on, the feed needs a signed-in caller.
     if (rt->opts.hub.authentication && !caller.authenticated()) {
-      rt->subscriptions.release(sub_caller);
+      release_unit();
       deny(f.query_id, f.revision);
       return 401;
     }
@@ -228,12 +281,16 @@ struct hub_connection::state final : subscription_owner,
         core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
     auto live = std::make_shared<std::atomic<bool>>(true);
     auto served = std::make_shared<std::atomic<std::int64_t>>(0);
-    rt->directory.add_subscription(directory_id, f.query_id, std::string{core::query_health_name},
-                                   "QueryHealth", served);
-    auto watch =
-        health_watch::open(*rt, scope, sink, std::move(head), "}", live, std::move(served));
-    subs[f.query_id] = active_sub{
-        rt->next_token(), {}, {}, std::move(live), std::move(watch), f.revision, caller.expires_at};
+    auto watch = health_watch::open(*rt, scope(), sink, std::move(head), "}", live, served);
+    auto& s = subs[f.query_id];
+    s = active_sub{};
+    s.token = rt->next_token();
+    s.live = std::move(live);
+    s.health = std::move(watch);
+    s.revision = f.revision;
+    s.expires_at = caller.expires_at;
+    s.connected_at_ms = unix_now_ms();
+    s.served = std::move(served);
     arm_expiry();
     return 200;
   }
@@ -254,7 +311,7 @@ struct hub_connection::state final : subscription_owner,
       fail(f.query_id, f.revision, core::hub_error_text::connection_limit);
       return 503;
     }
-    if (!rt->subscriptions.try_acquire(sub_caller)) {
+    if (!acquire_unit()) {
       fail(f.query_id, f.revision, core::hub_error_text::subscription_limit);
       return 503;
     }
@@ -263,12 +320,12 @@ struct hub_connection::state final : subscription_owner,
     }
     const auto* def = rt->catalog.by_name(f.request.query_name);
     if (!def) {
-      rt->subscriptions.release(sub_caller);
+      release_unit();
       fail(f.query_id, f.revision, core::hub_error_text::unknown_query);
       return 200;
     }
     if (!core::check_access(def->authorize, caller)) {
-      rt->subscriptions.release(sub_caller);
+      release_unit();
       deny(f.query_id, f.revision);
       return 401;
     }
@@ -276,7 +333,7 @@ struct hub_connection::state final : subscription_owner,
                                   f.request.page_size.value_or(0), f.request.sort_by,
                                   f.request.descending(), caller.claims);
     if (!bound) {
-      rt->subscriptions.release(sub_caller);
+      release_unit();
       if (bound.error().code.starts_with("auth.")) {
         deny(f.query_id, f.revision);  // the caller lacks a claim the query binds
         return 401;
@@ -288,16 +345,23 @@ struct hub_connection::state final : subscription_owner,
     auto head = std::make_shared<const std::string>(
         core::encode_query_result_prefix(f.query_id, f.revision, random_uuid()));
     auto live = std::make_shared<std::atomic<bool>>(true);
-    store::unit_key unit{bound->space, bound->single_id ? std::string{} : bound->object};
     auto served = std::make_shared<std::atomic<std::int64_t>>(0);
-    rt->directory.add_subscription(directory_id, f.query_id, def->name, read_model_of(*def),
-                                   served);
     std::optional<std::int64_t> expires_at;
     if (!def->authorize.anonymous()) {
       expires_at = caller.expires_at;
     }
-    subs[f.query_id] = active_sub{token, unit, bound->key, live, nullptr, f.revision, expires_at};
     auto query = std::make_shared<const core::bound_query>(std::move(bound.value()));
+    auto unit = unit_of(*query);
+    auto& s = subs[f.query_id];
+    s = active_sub{};
+    s.token = token;
+    set_route(s, unit, query->key);
+    s.def = def;
+    s.live = live;
+    s.revision = f.revision;
+    s.expires_at = expires_at;
+    s.connected_at_ms = unix_now_ms();
+    s.served = served;
     subscriber sub;
     sub.owner = weak_from_this();
     sub.token = token;
@@ -307,7 +371,7 @@ struct hub_connection::state final : subscription_owner,
     sub.live = std::move(live);
     sub.tail = "}";
     sub.served = std::move(served);
-    rt->send_to_shard(unit, subscribe_msg{std::move(query), std::move(sub)});
+    rt->send_to_shard(std::move(unit), subscribe_msg{std::move(query), std::move(sub)});
     arm_expiry();
     return 200;
   }
@@ -321,6 +385,47 @@ struct hub_connection::state final : subscription_owner,
     return 200;
   }
 
+  /// Whose this connection is: what its health feed shows.
+  core::health_scope scope() const {
+    return core::health_scope{info.who->tenant, info.remote_address, info.who->subject};
+  }
+
+  // directory_member: the health feed samples this node's connections.
+  void describe(const core::health_scope& viewer,
+                std::vector<core::connection_health>& out) const override {
+    const auto& who = *info.who;
+    if (!viewer.sees(who.tenant, who.subject, info.remote_address)) {
+      return;
+    }
+    auto stamp = [](std::int64_t v) {
+      return v == 0 ? std::nullopt : std::optional<std::int64_t>{v};
+    };
+    core::connection_health h;
+    h.connection_id = id;
+    h.protocol = info.protocol;
+    h.established_at_ms = established_at_ms;
+    h.client = core::client_info{info.remote_address, info.user_agent, who.subject, info.protocol};
+    auto ping = stamp(last_ping_sent.load(std::memory_order_relaxed));
+    auto pong = stamp(last_pong_received.load(std::memory_order_relaxed));
+    std::lock_guard lock{mu};
+    for (const auto& [qid, s] : subs) {
+      core::subscription_health sh;
+      sh.subscription_id = qid;
+      sh.query_identifier = s.def ? s.def->name : std::string{core::query_health_name};
+      sh.read_model_type = s.def ? read_model_of(*s.def) : "QueryHealth";
+      sh.connected_at_ms = s.connected_at_ms;
+      sh.last_ping_sent_at_ms = ping;
+      sh.last_pong_received_at_ms = pong;
+      sh.last_data_served_at_ms =
+          s.served ? stamp(s.served->load(std::memory_order_relaxed)) : std::nullopt;
+      h.subscriptions.push_back(std::move(sh));
+    }
+    // By queryId, for a stable output.
+    std::sort(h.subscriptions.begin(), h.subscriptions.end(),
+              [](const auto& a, const auto& b) { return a.subscription_id < b.subscription_id; });
+    out.push_back(std::move(h));
+  }
+
   void inbound(std::string_view text) {
     auto parsed = core::parse_client_frame(text);
     if (!parsed) {
@@ -331,7 +436,7 @@ struct hub_connection::state final : subscription_owner,
     auto& f = parsed.value();
     switch (f.type) {
       case core::client_frame_type::subscribe:
-        subscribe(f, effective(who));
+        subscribe(f, effective(info.who));
         break;
       case core::client_frame_type::unsubscribe:
         unsubscribe(f);
@@ -342,82 +447,88 @@ struct hub_connection::state final : subscription_owner,
         }
         break;
       case core::client_frame_type::pong:
-        if (pong_clock) {
-          pong_clock->store(unix_now_ms(), std::memory_order_relaxed);
-        }
+        last_pong_received.store(unix_now_ms(), std::memory_order_relaxed);
         break;
     }
   }
 };
 
-std::unique_ptr<hub_connection> hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
-                                                     connection_info info) {
+hub_connection hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
+                                    connection_info info) {
   auto& impl = rt.internals();
   // Hub connections are budgeted per principal, or per client address for anonymous callers
   // (§9.1, preferConnection=false); their subscriptions per principal or per connection id.
-  const auto& who = *info.who;
-  auto caller = caller_key(who, "anonymous-address", info.remote_address);
+  auto caller = caller_key(*info.who, "anonymous-address", info.remote_address);
   if (!impl.addresses.try_acquire(info.remote_address)) {
-    return nullptr;
+    return {};
   }
   if (!impl.connections.try_acquire(caller)) {
     impl.addresses.release(info.remote_address);
-    return nullptr;
+    return {};
   }
-  std::unique_ptr<hub_connection> c{new hub_connection};
-  c->rt_ = &rt;
-  c->id_ = random_uuid();
+  auto st = std::make_shared<state>();
+  st->rt = &impl;
+  st->sink = std::move(sink);
+  st->id = random_uuid();
   if (impl.link) {
     // In a cluster the id names the node holding the connection, so a control POST landing on
     // any node can be forwarded to it. The random part is what makes it unguessable; the
     // holder still applies the ownership rules to whoever presents it.
-    c->id_ += "@" + impl.link->self_id();
+    st->id += "@" + impl.link->self_id();
   }
-  c->caller_ = std::move(caller);
-  connection_directory::connection_entry entry;
-  entry.id = c->id_;
-  entry.tenant = who.tenant;
-  entry.subject = who.subject;
-  // The user agent is kept once, here (a browser's is over 100 bytes).
-  entry.client = core::client_info{info.remote_address, std::move(info.user_agent), who.subject,
-                                   info.protocol};
-  entry.established_at_ms = unix_now_ms();
-  c->ping_clock_ = entry.last_ping_sent;
-  c->directory_id_ = impl.directory.add_connection(std::move(entry));
-
-  auto st = std::make_shared<state>();
-  st->rt = &impl;
-  st->sink = std::move(sink);
-  st->sub_caller = caller_key(who, "anonymous-connection", c->id_);
-  st->directory_id = c->directory_id_;
-  st->scope = core::health_scope{who.tenant, info.remote_address, who.subject};
-  st->who = info.who;
-  st->pong_clock = impl.directory.pong_clock(c->directory_id_);
+  st->info = std::move(info);  // the user agent is kept once, here (a browser's is 100+ bytes)
+  st->established_at_ms = unix_now_ms();
   core::revision_options ro;
   ro.tombstone_ttl = std::chrono::milliseconds{impl.opts.hub.tombstone_retention_ms};
   ro.max_tombstones = impl.opts.hub.max_tombstones;
   st->revs.emplace(ro);
-  c->state_ = std::move(st);
-  c->info_ = std::move(info);  // last: `who` is the principal it holds
+  impl.directory.add(*st);
   impl.hub_connections.fetch_add(1);
+  hub_connection c;
+  c.state_ = std::move(st);
   return c;
 }
 
+hub_connection& hub_connection::operator=(hub_connection&& o) noexcept {
+  if (this != &o) {
+    close();
+    state_ = std::move(o.state_);
+  }
+  return *this;
+}
+
 hub_connection::~hub_connection() {
-  auto& impl = rt_->internals();
+  close();
+}
+
+void hub_connection::close() {
+  if (!state_) {
+    return;
+  }
+  auto& impl = *state_->rt;
   {
     // Not an entry: the session is what is ending (it holds this), so nothing is written.
     std::lock_guard lock{state_->mu};
     state_->end();
   }
-  impl.directory.remove_connection(directory_id_);
-  impl.connections.release(caller_);
-  impl.addresses.release(info_.remote_address);
+  impl.directory.remove(*state_);  // after the lock: the directory's lock comes first
+  const auto& info = state_->info;
+  impl.connections.release(caller_key(*info.who, "anonymous-address", info.remote_address));
+  impl.addresses.release(info.remote_address);
   impl.hub_connections.fetch_sub(1);
+  state_.reset();
+}
+
+const connection_info& hub_connection::info() const {
+  return state_->info;
+}
+
+const std::string& hub_connection::id() const {
+  return state_->id;
 }
 
 void hub_connection::deliver(std::string_view text) {
-  if (rt_->internals().stopping.load()) {
+  if (state_->rt->stopping.load()) {
     return;  // shutting down: the session is closing and the frame has nowhere to go
   }
   state::entry e{*state_};
@@ -428,7 +539,7 @@ void hub_connection::deliver(std::string_view text) {
 
 void hub_connection::control(core::client_frame frame, std::shared_ptr<const core::principal> who,
                              std::function<void(unsigned)> done) {
-  if (rt_->internals().stopping.load()) {
+  if (state_->rt->stopping.load()) {
     done(503);
     return;
   }
@@ -445,11 +556,11 @@ void hub_connection::control(core::client_frame frame, std::shared_ptr<const cor
 }
 
 void hub_connection::note_ping_sent() {
-  ping_clock_->store(unix_now_ms(), std::memory_order_relaxed);
+  state_->last_ping_sent.store(unix_now_ms(), std::memory_order_relaxed);
 }
 
 std::string hub_connection::connected_frame() const {
-  return core::encode_connected(id_, rt_->hub().keep_alive_interval_ms);
+  return core::encode_connected(state_->id, state_->rt->opts.hub.keep_alive_interval_ms);
 }
 
 }  // namespace weir::actors

@@ -30,15 +30,23 @@ struct connection_info {
   std::string user_agent;  ///< for the health feed; "" when none
 };
 
+/// A handle on one hub connection's state, held by its session; moving it moves the
+/// connection, and the handle that holds it last ends it.
 class hub_connection {
  public:
   /// Admits a connection: takes a hub-connection budget unit (arc-hub §9).
-  /// Returns nullptr when over budget; the caller refuses it (WS close 1013 "Hub capacity
-  /// reached", SSE 503).
-  static std::unique_ptr<hub_connection> open(runtime& rt, std::weak_ptr<frame_sink> sink,
-                                              connection_info info);
+  /// Returns an empty handle when over budget; the caller refuses it (WS close 1013 "Hub
+  /// capacity reached", SSE 503).
+  static hub_connection open(runtime& rt, std::weak_ptr<frame_sink> sink, connection_info info);
+
+  hub_connection() = default;
+  hub_connection(hub_connection&&) noexcept = default;
+  hub_connection& operator=(hub_connection&& o) noexcept;
   /// Every subscription is closed and its budget returned; nothing more is written.
   ~hub_connection();
+
+  /// Whether it holds a connection (open() admitted it).
+  explicit operator bool() const { return state_ != nullptr; }
 
   /// Applies one inbound text frame (a WebSocket message) at once, on the caller's thread. The
   /// session bounds how many it takes per wake-up (1013 "Inbound queue full").
@@ -51,12 +59,11 @@ class hub_connection {
   void control(core::client_frame frame, std::shared_ptr<const core::principal> who,
                std::function<void(unsigned)> done);
 
-  /// Address and principal the connection was opened with (for the SSE ownership check). Its
-  /// user_agent is empty: the connection directory keeps it.
-  const connection_info& info() const { return info_; }
+  /// Address and principal the connection was opened with (for the SSE ownership check).
+  const connection_info& info() const;
 
   /// The crypto-random connection id (the Connected payload).
-  const std::string& id() const { return id_; }
+  const std::string& id() const;
 
   /// Stamps the connection's last keep-alive Ping for the health feed (the session sends it).
   void note_ping_sent();
@@ -64,18 +71,13 @@ class hub_connection {
   /// The Connected frame to write first.
   std::string connected_frame() const;
 
-  /// The protocol state, shared with what may reach it from other threads (a query ending a
-  /// subscription, the credential-expiry timer) for as long as they hold it.
+  /// The protocol state and everything the connection keeps (its id, caller, health-feed
+  /// details), shared with what may reach it from other threads (a query ending a subscription,
+  /// the credential-expiry timer, the health feed's directory) for as long as they hold it.
   struct state;
 
  private:
-  hub_connection() = default;
-  runtime* rt_ = nullptr;
-  std::string id_;
-  std::string caller_;
-  std::uint64_t directory_id_ = 0;
-  std::shared_ptr<std::atomic<std::int64_t>> ping_clock_;
-  connection_info info_;
+  void close();
   std::shared_ptr<state> state_;
 };
 

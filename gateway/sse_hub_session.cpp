@@ -55,7 +55,7 @@ sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx
 
 sse_hub_session::~sse_hub_session() {
   if (conn_) {
-    ctx_.remove_sse(conn_->id(), this);
+    ctx_.remove_sse(conn_.id(), this);
   }
   ctx_.remove(this);
   log::debug("connection closed", {{"transport", "sse"},
@@ -109,10 +109,10 @@ void sse_hub_session::run() {
     return;
   }
   ctx_.add(shared_from_this());
-  ctx_.add_sse(conn_->id(), shared_from_this());
+  ctx_.add_sse(conn_.id(), shared_from_this());
   write_stream_header();
   // Connected is the first event on the stream (§2.1).
-  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
+  enqueue(actors::outbound_frame::text(conn_.connected_frame()));
   do_read();
 }
 
@@ -542,7 +542,7 @@ void sse_hub_session::keep_alive_ping() {
   // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
   enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
   if (conn_) {
-    conn_->note_ping_sent();
+    conn_.note_ping_sent();
   }
 }
 

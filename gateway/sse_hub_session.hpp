@@ -61,7 +61,7 @@ class sse_hub_session : public actors::frame_sink,
   void flush() override;
 
   /// The protocol side; null until admitted.
-  actors::hub_connection* connection() { return conn_.get(); }
+  actors::hub_connection* connection() { return conn_ ? &conn_ : nullptr; }
   const std::string& remote_address() const { return remote_; }
 
  private:
@@ -106,7 +106,7 @@ class sse_hub_session : public actors::frame_sink,
   std::string user_agent_;
   std::string correlation_id_;
   unsigned version_;
-  std::unique_ptr<actors::hub_connection> conn_;
+  actors::hub_connection conn_;
   std::optional<direct_target> direct_;
   std::unique_ptr<actors::direct_query> direct_query_;
   http::response<http::empty_body> res_;

@@ -148,7 +148,7 @@ void ws_hub_session::on_accept(beast::error_code ec) {
     return;
   }
   // Connected goes out before anything is read (arc-hub §2.1).
-  enqueue(actors::outbound_frame::text(conn_->connected_frame()));
+  enqueue(actors::outbound_frame::text(conn_.connected_frame()));
 }
 
 void ws_hub_session::start_direct() {
@@ -398,7 +398,7 @@ void ws_hub_session::on_message(std::string text) {
     start_close(1013, "Inbound queue full", bound_close::inbound_queue_full);
     return;
   }
-  conn_->deliver(text);
+  conn_.deliver(text);
 }
 
 void ws_hub_session::lost() {
@@ -653,7 +653,7 @@ void ws_hub_session::arm_keep_alive() {
 void ws_hub_session::keep_alive_ping() {
   enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
   if (conn_) {
-    conn_->note_ping_sent();
+    conn_.note_ping_sent();
   }
 }
 

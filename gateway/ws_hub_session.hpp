@@ -120,7 +120,7 @@ class ws_hub_session : public actors::frame_sink,
   std::shared_ptr<const core::principal> who_;
   bool refused_ = false;  // the upgrade's credential was refused (it closes with 1008)
   std::string correlation_id_;
-  std::unique_ptr<actors::hub_connection> conn_;
+  actors::hub_connection conn_;
   std::unique_ptr<direct_target> direct_;  // a direct socket's target (rare: kept off the session)
   std::unique_ptr<actors::direct_query> direct_query_;
 

@@ -317,6 +317,58 @@ TEST(HubLimits, GlobalSubscriptionCapAcrossConnections) {
       R"({"type":"Error","queryId":"q9","revision":1,"payload":"Subscription limit reached"})");
 }
 
+// An anonymous caller's subscription budget is per connection (arc-hub §9.1), counted by the
+// connection itself: two connections from one address each get the per-caller cap, a
+// replacement or an unsubscribe gives its unit back, and a connection that ends returns all.
+TEST(HubLimits, AnAnonymousCallersSubscriptionBudgetIsPerConnection) {
+  node_with n{"query: { maxObservableSubscriptions: 5, maxObservableSubscriptionsPerCaller: 2 }"};
+  ASSERT_TRUE(n.node);
+  put_record(n.port, "t", "o1", "items", "a", R"({"n":1})");
+  auto limit = [](const char* qid, int revision) {
+    return std::string{R"({"type":"Error","queryId":")"} + qid + R"(","revision":)" +
+           std::to_string(revision) + R"(,"payload":"Subscription limit reached"})";
+  };
+  auto a = std::make_unique<ws_client>(n.port);
+  a->expect_connected();
+  a->subscribe("q1", "T.Items.All", items_o1, 1, "delta");
+  a->subscribe("q2", "T.Items.All", items_o1, 1, "delta");
+  read_each(*a, {"q1", "q2"});
+  a->subscribe("q3", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_EQ(next_text(*a), limit("q3", 1));
+  // A replacement of q2 (a newer revision) reuses its unit.
+  a->subscribe("q2", "T.Items.All", items_o1, 2, "delta");
+  EXPECT_TRUE(is_result(a->read_json(), "q2"));
+  // Another connection from the same address has its own two.
+  ws_client b{n.port};
+  b.expect_connected();
+  b.subscribe("q1", "T.Items.All", items_o1, 1, "delta");
+  b.subscribe("q2", "T.Items.All", items_o1, 1, "delta");
+  read_each(b, {"q1", "q2"});
+  b.subscribe("q3", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_EQ(next_text(b), limit("q3", 1));
+  // An unsubscribe gives one back.
+  a->unsubscribe("q1", 1);
+  a->subscribe("q4", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_TRUE(is_result(a->read_json(), "q4"));
+  // The node-wide cap (5) is reached by a third connection's second subscription.
+  ws_client c{n.port};
+  c.expect_connected();
+  c.subscribe("q1", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_TRUE(is_result(c.read_json(), "q1"));
+  c.subscribe("q2", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_EQ(next_text(c), limit("q2", 1));
+  // A connection that ends returns every unit it held.
+  a.reset();
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  int revision = 2;
+  bool admitted = false;
+  while (!admitted && std::chrono::steady_clock::now() < deadline) {
+    c.subscribe("q2", "T.Items.All", items_o1, revision++, "delta");
+    admitted = is_result(c.read_json(), "q2");
+  }
+  EXPECT_TRUE(admitted) << "a's two units did not come back";
+}
+
 TEST(HubLimits, ClosingAConnectionReleasesItsSubscriptions) {
   node_with n{"query: { maxObservableSubscriptions: 1 }"};
   ASSERT_TRUE(n.node);
