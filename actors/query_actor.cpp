@@ -247,21 +247,43 @@ struct query_state {
 
 using query_ptr = caf::stateful_actor<query_state>*;
 
-/// JSON-set comparison (§5.1 step 3) through core's reference implementation: the rare path
-/// taken only when some item has no identity.
-std::string fallback_change_set(const std::vector<record_ptr>& before,
-                                const std::vector<record_ptr>& after) {
-  boost::json::array prev, cur;
-  prev.reserve(before.size());
-  cur.reserve(after.size());
-  for (auto& r : before) {
-    prev.emplace_back(core::parse_doc(*r));
+/// What the JSON-set fallback (§5.1 step 3) needs of an update besides its delta: the rows
+/// that left and the old versions of the rows it replaced, each with its rank in the old view.
+struct old_rows {
+  std::vector<std::pair<std::size_t, record_ptr>> removed;
+  std::unordered_map<std::string_view, std::pair<std::size_t, record_ptr>> replaced;  // by id
+};
+
+/// JSON-set comparison (§5.1 step 3) from what the update changed instead of from both whole
+/// views (which parsed and serialized every row twice on every write once one row lacked an
+/// identity). It gives the same arrays: a row both views hold in one version has one text on
+/// both sides, and every record's text carries its own unique "id", so no other two rows can
+/// have equal text. `added`: the upserts in the new order, except a new version whose
+/// canonical text equals the old one's; `removed`: the rows that left and the old versions
+/// replaced by other text, in the old order. O(rows changed).
+std::string fallback_change_set(const core::window_delta& d, const old_rows& old) {
+  core::change_set cs;
+  auto gone = old.removed;
+  for (const auto& u : d.upserts) {
+    auto doc = core::parse_doc(*u.rec);
+    if (!u.added) {
+      if (auto it = old.replaced.find(u.rec->id); it != old.replaced.end()) {
+        if (boost::json::serialize(core::parse_doc(*it->second.second)) ==
+            boost::json::serialize(doc)) {
+          continue;  // the same canonical JSON: in both sets
+        }
+        gone.push_back(it->second);
+      }
+    }
+    cs.added.emplace_back(std::move(doc));
   }
-  for (auto& r : after) {
-    cur.emplace_back(core::parse_doc(*r));
+  std::stable_sort(gone.begin(), gone.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, r] : gone) {
+    cs.removed.emplace_back(core::parse_doc(*r));
   }
   std::string out;
-  core::append_change_set_json(out, core::compute_change_set(prev, cur));
+  core::append_change_set_json(out, cs);
   return out;
 }
 
@@ -449,8 +471,10 @@ void refuse_replicas(query_ptr self, const std::string& why) {
   st.replicas.clear();
 }
 
-/// Turns an unbounded query's changes into a delta, applying them to its rows.
-core::window_delta apply_changes(query_state& st, const std::vector<view_change>& changes) {
+/// Turns an unbounded query's changes into a delta, applying them to its rows. `old`, when set,
+/// gets the rows that left and the replaced versions with their old ranks.
+core::window_delta apply_changes(query_state& st, const std::vector<view_change>& changes,
+                                 old_rows* old) {
   core::window_delta d;
   auto& reader = core::thread_doc_reader();
   auto position = [&](const record_ptr& r, const core::doc_ptr& doc) {
@@ -468,6 +492,9 @@ core::window_delta apply_changes(query_state& st, const std::vector<view_change>
             c.after_exists ? core::removal_reason::filtered_out : core::removal_reason::deleted;
         auto at = st.rows->lower_bound(before_pos[i]).second;
         removed.emplace_back(at, core::window_removal{c.before, reason});
+      } else if (old) {
+        auto at = st.rows->lower_bound(before_pos[i]).second;
+        old->replaced.emplace(c.before->id, std::pair{at, c.before});
       }
     }
   }
@@ -505,6 +532,9 @@ core::window_delta apply_changes(query_state& st, const std::vector<view_change>
   std::stable_sort(removed.begin(), removed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [at, r] : removed) {
+    if (old) {
+      old->removed.emplace_back(at, r.rec);
+    }
     d.removed.push_back(std::move(r));
   }
   if (st.q->count && st.total) {
@@ -518,17 +548,24 @@ core::window_delta apply_changes(query_state& st, const std::vector<view_change>
 }
 
 /// Applies a bounded query's delta to its window. Removed rows are matched by id (a gateway's
-/// delta names them only by id).
-core::window_delta apply_delta(query_state& st, const core::window_delta& in) {
+/// delta names them only by id). `old`, when set, gets the rows that left and the replaced
+/// versions with their old ranks.
+core::window_delta apply_delta(query_state& st, const core::window_delta& in, old_rows* old) {
   core::window_delta d = in;
   std::unordered_map<std::string_view, const record_ptr*> shown;
   shown.reserve(st.window.size());
   for (const auto& r : st.window) {
     shown.emplace(r->id, &r);
   }
+  auto rank_of = [&st](const record_ptr* p) {
+    return static_cast<std::size_t>(p - st.window.data());
+  };
   for (auto& r : d.removed) {
     if (auto it = shown.find(r.rec->id); it != shown.end()) {
       r.rec = *it->second;
+      if (old) {
+        old->removed.emplace_back(rank_of(it->second), r.rec);
+      }
     }
   }
   std::int64_t bytes = 0;
@@ -541,6 +578,9 @@ core::window_delta apply_delta(query_state& st, const core::window_delta& in) {
   for (const auto& u : d.upserts) {
     if (!u.added) {
       if (auto it = shown.find(u.rec->id); it != shown.end()) {
+        if (old) {
+          old->replaced.emplace((*it->second)->id, std::pair{rank_of(it->second), *it->second});
+        }
         bytes -= static_cast<std::int64_t>((*it->second)->json.size());
         if (!(*it->second)->has_identity) {
           --st.no_identity;
@@ -573,8 +613,8 @@ void on_update(query_ptr self, const view_update& u) {
   st.snapshot_cache = {};
   st.windowed_snapshot = nullptr;
   st.origin_ns = u.origin_ns;  // stays until the next update: only emissions read it
-  // Arc's identity-less fallback (§5.1 step 3) compares whole views: keep the old one only when
-  // some row lacks an identity and a hub subscriber needs a change set.
+  // Arc's identity-less fallback (§5.1 step 3), when some row lacks an identity and a hub
+  // subscriber needs a change set: it needs the old versions of what the update changes.
   bool arc = st.subs.size() > st.windowed_subs && !st.single();
   bool fallback = st.no_identity > 0;
   if (arc && !fallback && u.delta) {
@@ -587,16 +627,17 @@ void on_update(query_ptr self, const view_update& u) {
       fallback = fallback || (c.after && !c.after->has_identity);
     }
   }
-  std::vector<record_ptr> old_view;
-  if (arc && fallback) {
-    old_view = st.view();
-  }
+  old_rows old;
+  old_rows* want_old = arc && fallback ? &old : nullptr;
   // A single document's previous version, for the patches of patch-mode and AG-UI subscribers.
   record_ptr before_doc = st.wants_patches() ? st.document() : nullptr;
   core::window_delta d;
   if (u.object_deleted) {
     // Every row went with its object.
     for (auto& r : st.view()) {
+      if (want_old) {
+        old.removed.emplace_back(old.removed.size(), r);
+      }
       d.removed.push_back(core::window_removal{r, core::removal_reason::deleted});
     }
     st.account(-st.held_bytes);
@@ -612,12 +653,12 @@ void on_update(query_ptr self, const view_update& u) {
     if (!u.delta) {
       return;
     }
-    d = apply_delta(st, *u.delta);
+    d = apply_delta(st, *u.delta, want_old);
   } else {
     if (!u.changes) {
       return;
     }
-    d = apply_changes(st, *u.changes);
+    d = apply_changes(st, *u.changes, want_old);
     if (st.q->count) {
       d.total = st.total;
     }
@@ -632,8 +673,8 @@ void on_update(query_ptr self, const view_update& u) {
         patch = document_patch(before_doc, after_doc);
       }
       emit_arc(self, std::nullopt, std::move(patch));
-    } else if (fallback || st.no_identity > 0) {
-      auto cs = fallback_change_set(old_view, st.view());
+    } else if (want_old) {
+      auto cs = fallback_change_set(d, old);
       static const std::string empty_change_set = R"({"added":[],"replaced":[],"removed":[]})";
       if (cs != empty_change_set || st.arc_paged()) {
         emit_arc(self, std::move(cs));

@@ -5,6 +5,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "log/log.hpp"
+
 namespace weir::gateway {
 
 void keep_alive_timer::arm(clock::time_point due) {
@@ -13,6 +15,9 @@ void keep_alive_timer::arm(clock::time_point due) {
   }
   assert(wheel_ && "a keep-alive is armed on an I/O thread");
   if (!wheel_) {
+    // Not reached (sessions run on I/O threads): said loudly rather than a connection that
+    // silently never pings.
+    log::error("keep-alive armed off the I/O threads: this session will not be pinged");
     keep_.reset();
     return;
   }

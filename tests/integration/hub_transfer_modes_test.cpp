@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <regex>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/change_set.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -512,6 +514,134 @@ json::array sorted_by_n(const std::map<std::string, json::object>& state) {
     out.push_back(o);
   }
   return out;
+}
+
+/// arc-hub §5.1's reference algorithm over two full results, as the change set object a delta
+/// subscriber must receive.
+json::value reference_change_set(const json::array& previous, const json::array& current) {
+  std::string text;
+  core::append_change_set_json(text, core::compute_change_set(previous, current));
+  return json::parse(text);
+}
+
+// Once some row lacks an identity, every change set is the JSON-set comparison of the whole
+// previous and current results (§5.1 step 3). Weir computes it from what each write changed;
+// here random writes (updates, inserts, deletes, batches, rows gaining and losing an "ID") are
+// checked against the reference run over consecutive full results, for an unbounded query and
+// for a page of a paged one, byte for byte in order.
+TEST_F(HubTransferModes, TheJsonSetFallbackIsTheReferencesOnEveryWrite) {
+  std::mt19937 rng{2026};
+  auto body = [&](int k) {
+    json::object o;
+    o["n"] = static_cast<int>(rng() % 12);
+    if (rng() % 3 == 0) {
+      o["ID"] = "X" + std::to_string(k);  // a second id-like key: no identity
+    }
+    if (rng() % 2 == 0) {
+      o["tag"] = std::string(1 + rng() % 20, static_cast<char>('a' + rng() % 3));
+    }
+    return o;
+  };
+  std::string seed = R"({"upsert":[)";
+  for (int k = 0; k < 14; ++k) {
+    auto o = body(k);
+    o["id"] = "r" + std::to_string(k);
+    seed += (k ? "," : "") + json::serialize(o);
+  }
+  batch(port, seed + "]}");
+  ws_client ws{port};
+  ws.expect_connected();
+  ws.subscribe("d", "T.Items.All", items_o1, 1, "delta");
+  ws.subscribe("f", "T.Items.All", items_o1, 1, "full");
+  ws.subscribe("pd", "T.Items.All", items_o1, 1, "delta", {{"page", 1}, {"pageSize", 4}});
+  ws.subscribe("pf", "T.Items.All", items_o1, 1, "full", {{"page", 1}, {"pageSize", 4}});
+  auto first = read_each(ws, {"d", "f", "pd", "pf"});
+  ASSERT_EQ(first.size(), 4u);
+  json::array full = payload(first["f"]).at("data").as_array();
+  json::array page = payload(first["pf"]).at("data").as_array();
+  auto page_of = [](const json::array& all) {
+    json::array out;
+    for (std::size_t i = 4; i < 8 && i < all.size(); ++i) {
+      out.push_back(all[i]);
+    }
+    return out;
+  };
+  ASSERT_EQ(page, page_of(full));
+  std::set<std::string> live;
+  for (auto& v : full) {
+    live.insert(std::string{v.at("id").as_string()});
+  }
+  int fallback_frames = 0;
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // Every write changes the unbounded result (a version stamp at least), so "d" and "f" get
+    // one frame each; the page gets one when its rows or the total change.
+    auto pick = [&] {
+      auto it = live.begin();
+      std::advance(it, static_cast<long>(rng() % live.size()));
+      return *it;
+    };
+    std::string ops = R"({"upsert":[)";
+    std::set<std::string> touched;
+    int upserts = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < upserts; ++i) {
+      int k = static_cast<int>(rng() % 18);
+      auto id = "r" + std::to_string(k);
+      if (!touched.insert(id).second) {
+        continue;
+      }
+      auto o = body(k);
+      o["id"] = id;
+      ops += (touched.size() > 1 ? "," : "") + json::serialize(o);
+    }
+    ops += "]";
+    if (live.size() > 6 && rng() % 2 == 0) {
+      auto gone = pick();
+      if (!touched.count(gone)) {
+        ops += R"(,"delete":[")" + gone + R"("])";
+      }
+    }
+    batch(port, ops + "}");
+    json::object d, f, pd, pf;
+    while (d.empty() || f.empty()) {
+      auto fr = ws.read_json();
+      ASSERT_FALSE(fr.empty()) << "no frame";
+      auto q = std::string{fr.at("queryId").as_string()};
+      (q == "d" ? d : q == "f" ? f : q == "pd" ? pd : pf) = fr;
+    }
+    auto now = payload(f).at("data").as_array();
+    EXPECT_EQ(payload(d).at("changeSet"), reference_change_set(full, now))
+        << "before " << json::serialize(full) << "\nafter " << json::serialize(now);
+    auto now_page = page_of(now);
+    bool page_moved = now_page != page || now.size() != full.size();
+    if (page_moved) {
+      while (pd.empty() || pf.empty()) {
+        auto fr = ws.read_json();
+        ASSERT_FALSE(fr.empty()) << "no page frame";
+        auto q = std::string{fr.at("queryId").as_string()};
+        (q == "pd" ? pd : pf) = fr;
+      }
+      EXPECT_EQ(payload(pf).at("data").as_array(), now_page);
+      EXPECT_EQ(payload(pd).at("changeSet"), reference_change_set(page, now_page))
+          << "before " << json::serialize(page) << "\nafter " << json::serialize(now_page);
+      page = now_page;
+    }
+    bool identity_less = false;
+    for (auto& v : full) {
+      identity_less = identity_less || v.as_object().contains("ID");
+    }
+    for (auto& v : now) {
+      identity_less = identity_less || v.as_object().contains("ID");
+    }
+    fallback_frames += identity_less ? 1 : 0;
+    full = now;
+    live.clear();
+    for (auto& v : full) {
+      live.insert(std::string{v.at("id").as_string()});
+    }
+  }
+  EXPECT_GE(fallback_frames, 20) << "the writes must exercise the fallback";
+  EXPECT_TRUE(ws.silent_for(200ms));
 }
 
 TEST_F(HubTransferModes, DeltasReconstructWhatAFreshFullSubscriptionSees) {
