@@ -103,7 +103,7 @@ doc_reader::doc_reader() : parser_({}, document_parse_options()) {}
 
 const boost::json::object& doc_reader::read(std::string_view json) {
   // The previous document lives in the old arena: drop it before the arena goes.
-  value_ = nullptr;
+  value_.reset();
   mr_.emplace(buf_, sizeof buf_);
   parser_.reset(boost::json::storage_ptr(&*mr_));
   boost::system::error_code ec;
@@ -112,12 +112,12 @@ const boost::json::object& doc_reader::read(std::string_view json) {
     static const boost::json::object empty;
     return empty;
   }
-  value_ = parser_.release();
-  if (!value_.is_object()) {
+  value_.emplace(parser_.release());
+  if (!value_->is_object()) {
     static const boost::json::object empty;
     return empty;
   }
-  return value_.get_object();
+  return value_->get_object();
 }
 
 doc_reader& thread_doc_reader() {

@@ -423,7 +423,9 @@ sort_position sort_spec::position_of(const boost::json::object& doc) const {
   out.values.reserve(paths_.size());
   for (const auto& p : paths_) {
     const auto* v = p.find(doc);
-    out.values.push_back(v ? *v : boost::json::value{});
+    // Onto the default resource: `doc` may be a doc_reader's, whose arena the next read reuses.
+    out.values.push_back(v ? boost::json::value(*v, boost::json::storage_ptr{})
+                           : boost::json::value{});
   }
   if (const auto* id = doc.if_contains("id"); id && id->is_string()) {
     out.id = std::string{id->get_string()};
