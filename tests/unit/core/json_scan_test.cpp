@@ -169,6 +169,12 @@ TEST(JsonScan, ReadingOneFieldIsCheaperThanParsing) {
               std::chrono::duration<double, std::nano>(scan).count() / recs.size(),
               std::chrono::duration<double, std::nano>(parse).count() / recs.size(),
               static_cast<unsigned long long>(sink % 10));
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer instruments the scanner's byte loop far more than the parser (since the
+  // reader stopped copying each document, 2,970 against 2,485 ns here, 160-200 against
+  // 340-620 ns optimized): only the optimized build's comparison says anything.
+  GTEST_SKIP() << "a timing comparison, meaningless under the sanitizers";
+#endif
   EXPECT_LT(scan, parse);
 }
 
