@@ -51,11 +51,6 @@ struct active_sub {
   shared_time served;                ///< stamped by whoever delivers its data (health feed)
 };
 
-/// The shard unit a bound query lives on.
-store::unit_key unit_of(const core::bound_query& q) {
-  return store::unit_key{q.space, q.single_id ? std::string{} : q.object};
-}
-
 void set_route(active_sub& s, const store::unit_key& unit, std::string_view key) {
   s.route.reserve(unit.space.size() + unit.object.size() + key.size());
   s.route.append(unit.space).append(unit.object).append(key);

@@ -531,7 +531,7 @@ core::result<replica_handle> runtime::open_replica(core::bound_query query,
     impl_->replicas.fetch_add(1);
     return h;
   }
-  store::unit_key unit{query.space, query.single_id ? std::string{} : query.object};
+  auto unit = unit_of(query);
   if (auto owner = rt_owner(*impl_, unit)) {
     return core::make_error("cluster.not_owner",
                             "this node does not own the query's data (member '" + *owner +

@@ -55,6 +55,12 @@ void notify_unit_appeared(const caf::actor& view, std::string object);
 void notify_membership_changed(const caf::actor& view);
 
 /// A unit's key in the registry: space '\0' object.
+/// The unit a bound query's rows live on: its object's, or the space's objects collection for a
+/// single document.
+inline store::unit_key unit_of(const core::bound_query& q) {
+  return store::unit_key{q.space, q.single_id ? std::string{} : q.object};
+}
+
 inline std::string unit_registry_key(const store::unit_key& unit) {
   std::string key = unit.space;
   key.push_back('\0');

@@ -6,9 +6,9 @@
 // Why our own tree: the standard containers have no order statistics, and GCC's
 // __gnu_pbds::tree (a red-black tree with subtree sizes) costs a ~64-byte node per entry plus a
 // comparison that reads both documents at every level. Here a leaf holds 64 entries of a pointer
-// and a 64-bit prefix of the sort key (24 bytes with a `record_ptr`) and inner nodes keep the full sort position of
-// each child's first entry, so a search compares prefixes and stored positions and reads a
-// record's document only where two prefixes tie inside a leaf.
+// and a 64-bit prefix of the sort key (24 bytes with a `record_ptr`) and inner nodes keep the full
+// sort position of each child's first entry, so a search compares prefixes and stored positions and
+// reads a record's document only where two prefixes tie inside a leaf.
 //
 // Weir's indexes (the shard's sort indexes, a query actor's result, a window) hold `record_ptr`:
 // an index built on a loader thread, or a result, must keep its rows alive whatever the unit's

@@ -1,9 +1,10 @@
 // weir::gateway::parked_allocator — the allocator for the operations an idle connection keeps
-// pending for its whole life (the WebSocket hub's wait for readability, the keep-alive timer's
-// wait). Asio otherwise takes their memory from the per-thread recycling cache, which hands out
-// whatever block the thread freed last: one of them then holds the 616 B block of the finished
-// HTTP read where it needs about 220 B, on every idle connection (heaptrack,
-// docs/performance.md). Bound with asio::bind_allocator, each gets a block of its own size.
+// pending for its whole life (the WebSocket hub's wait for readability; keep-alives wait in the
+// I/O thread's keep_alive_wheel instead, with no pending operation each). Asio otherwise takes
+// their memory from the per-thread recycling cache, which hands out whatever block the thread
+// freed last: the wait then holds the 616 B block of the finished HTTP read where it needs
+// about 220 B, on every idle connection (heaptrack, docs/performance.md). Bound with
+// asio::bind_allocator, it gets a block of its own size.
 // Internal to gateway/.
 #pragma once
 
