@@ -316,6 +316,17 @@ void runtime::submit(write_command cmd, write_callback user_done) {
   impl_->submit_unit(std::move(unit), std::move(cmd), std::move(done));
 }
 
+std::optional<std::string> runtime::ordered_unit(const write_command& cmd) const {
+  if (cmd.kind == write_kind::delete_object || cmd.kind == write_kind::refresh_records) {
+    return std::nullopt;
+  }
+  store::unit_key unit{cmd.space, targets_objects_unit(cmd.kind) ? std::string{} : cmd.object};
+  if (rt_owner(*impl_, unit)) {
+    return std::nullopt;
+  }
+  return unit_registry_key(unit);
+}
+
 void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_callback done) {
   if (auto owner = rt_owner(*this, unit)) {
     link->forward_write(*owner, std::move(cmd), std::move(done));

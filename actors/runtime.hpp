@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,13 @@ class runtime {
   /// is checked first (actors::check_write, against options().records): a bad one is answered
   /// at once and goes nowhere. A unit another member owns is forwarded to it.
   void submit(write_command cmd, write_callback done);
+
+  /// Where `cmd` would be applied when two submits of it keep their order: the registry key of
+  /// the local unit whose shard applies it (a shard takes its writes in the order they were
+  /// submitted). nullopt when another member owns the unit (forwarded writes may overtake each
+  /// other) or the write spans two units (an object's delete). The HTTP write API lets a
+  /// pipelined write go ahead of its predecessor's answer only when both have the same key.
+  std::optional<std::string> ordered_unit(const write_command& cmd) const;
 
   /// Owner side of a remote watch: subscribes `sink` to `query` on this node's unit. The sink
   /// first gets a snapshot, then every change. Errors: cluster.not_owner when another member

@@ -138,32 +138,29 @@ void http_session::handle_admin_events(const http::request<http::string_body>& r
 }
 
 void http_session::respond_asset(const ui_asset& asset, bool not_modified) {
-  res_ = {};
-  res_.version(version_);
-  res_.result(not_modified ? http::status::not_modified : http::status::ok);
-  res_.set(http::field::server, "weir");
+  http::response<http::string_body> res;
+  res.version(version_);
+  res.result(not_modified ? http::status::not_modified : http::status::ok);
+  res.set(http::field::server, "weir");
   // Revalidated on every load: a node upgraded in place serves its new page at once, and an
   // unchanged one answers 304 without the bytes.
-  res_.set(http::field::cache_control, "no-cache");
-  res_.set(http::field::etag, asset.etag);
-  res_.set("Content-Security-Policy", content_security_policy);
-  res_.set("X-Content-Type-Options", "nosniff");
-  res_.set("Referrer-Policy", "no-referrer");
-  res_.set("X-Correlation-ID", correlation_);
-  res_.keep_alive(keep_alive_);
+  res.set(http::field::cache_control, "no-cache");
+  res.set(http::field::etag, asset.etag);
+  res.set("Content-Security-Policy", content_security_policy);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("Referrer-Policy", "no-referrer");
+  res.set("X-Correlation-ID", correlation_);
+  res.keep_alive(keep_alive_);
   if (!not_modified) {
-    res_.set(http::field::content_type, asset.content_type);
+    res.set(http::field::content_type, asset.content_type);
     if (head_) {
-      res_.content_length(asset.body.size());
+      res.content_length(asset.body.size());
     } else {
-      res_.body().assign(asset.body);
-      res_.prepare_payload();
+      res.body().assign(asset.body);
+      res.prepare_payload();
     }
   }
-  stream_.expires_after(std::chrono::seconds(30));
-  http::async_write(
-      stream_, res_,
-      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+  send_res(std::move(res));
 }
 
 }  // namespace weir::gateway

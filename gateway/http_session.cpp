@@ -37,6 +37,10 @@ namespace weir::gateway {
 namespace {
 /// The request line and headers together (answered 431 past it).
 constexpr std::size_t max_header_bytes = 16 * 1024;
+// Pipelined writes a connection may have unanswered before Weir stops reading from it (the
+// client's further requests then wait in TCP's buffers): a bound on one connection's claim on
+// its unit's pending writes and on the answers it holds.
+constexpr std::size_t max_pipelined_writes = 32;
 constexpr std::string_view ws_hub_path = "/.cratis/queries/ws";
 constexpr std::string_view sse_hub_path = "/.cratis/queries/sse";
 constexpr std::string_view sse_control_prefix = "/.cratis/queries/sse/";
@@ -83,6 +87,7 @@ void http_session::run() {
 }
 
 void http_session::do_read() {
+  reading_ = true;
   head_ = false;
   challenge_.clear();
   parser_.emplace();
@@ -94,7 +99,12 @@ void http_session::do_read() {
 }
 
 void http_session::on_read(beast::error_code ec, std::size_t) {
+  reading_ = false;
   if (ec == http::error::end_of_stream) {
+    if (!answered_all()) {
+      eof_ = true;  // the answers still owed go out first
+      return;
+    }
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     return;
   }
@@ -188,6 +198,17 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec) {
     return;  // timeout, reset, or a request cut off: nobody is left to answer
+  }
+  if (!answered_all()) {
+    // Read behind pipelined writes: another write to their unit goes ahead (its shard applies
+    // it after them); anything else waits until every answer before it is written.
+    auto req = parser_->release();
+    if (may_follow(req)) {
+      handle(std::move(req));
+    } else {
+      held_.emplace(std::move(req));
+    }
+    return;
   }
   handle(parser_->release());
 }
@@ -450,19 +471,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
     }
     cmd.body = std::move(body.value());
   }
-  auto self = shared_from_this();
-  ctx_.rt.submit(std::move(cmd), [self](core::result<actors::write_outcome> r) {
-    asio::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable {
-      if (r) {
-        boost::json::object o;
-        o["versionId"] = r->version_id;
-        self->replayed_ = r->replayed;
-        self->respond(200, boost::json::serialize(o));
-      } else {
-        self->respond(status_for(r.error()), error_body(r.error()));
-      }
-    });
-  });
+  dispatch_write(std::move(cmd));
 }
 
 void http_session::handle_health(const http::request<http::string_body>& req) {
@@ -889,47 +898,41 @@ void http_session::respond_empty(unsigned status, bool close, std::string_view a
     log::info("request refused",
               {{"status", status}, {"correlation", correlation_}, {"remote", remote_}});
   }
-  res_ = {};
-  res_.version(version_);
-  res_.result(status);
-  res_.set(http::field::server, "weir");
-  res_.set("X-Correlation-ID", correlation_);
+  http::response<http::string_body> res;
+  res.version(version_);
+  res.result(status);
+  res.set(http::field::server, "weir");
+  res.set("X-Correlation-ID", correlation_);
   if (!challenge_.empty()) {
-    res_.set(http::field::www_authenticate, challenge_);
+    res.set(http::field::www_authenticate, challenge_);
   }
   if (!allow.empty()) {
-    res_.set(http::field::allow, allow);
+    res.set(http::field::allow, allow);
   }
   if (!retry_after.empty()) {
-    res_.set(http::field::retry_after, retry_after);
+    res.set(http::field::retry_after, retry_after);
   }
-  res_.keep_alive(keep_alive_ && !close);
-  res_.content_length(0);
-  stream_.expires_after(std::chrono::seconds(30));
-  http::async_write(
-      stream_, res_,
-      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+  res.keep_alive(keep_alive_ && !close);
+  res.content_length(0);
+  send_res(std::move(res));
 }
 
 void http_session::respond_probe() {
-  res_ = {};
-  res_.version(version_);
-  res_.result(200);
-  res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
-  res_.set(http::field::cache_control, "no-cache");
-  res_.set("X-Accel-Buffering", "no");
-  res_.set("X-Correlation-ID", correlation_);
-  res_.keep_alive(keep_alive_);
+  http::response<http::string_body> res;
+  res.version(version_);
+  res.result(200);
+  res.set(http::field::server, "weir");
+  res.set(http::field::content_type, "text/event-stream; charset=utf-8");
+  res.set(http::field::cache_control, "no-cache");
+  res.set("X-Accel-Buffering", "no");
+  res.set("X-Correlation-ID", correlation_);
+  res.keep_alive(keep_alive_);
   if (keep_alive_) {
     // After keep_alive(): on HTTP/1.1 it drops the token as the default, and the probe must
     // show the stream's own `Connection: keep-alive` (decision 5).
-    res_.set(http::field::connection, "keep-alive");
+    res.set(http::field::connection, "keep-alive");
   }
-  stream_.expires_after(std::chrono::seconds(30));
-  http::async_write(
-      stream_, res_,
-      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+  send_res(std::move(res));
 }
 
 void http_session::respond(unsigned status, std::string body, bool close, std::string_view allow,
@@ -940,39 +943,32 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
                                   {"correlation", correlation_},
                                   {"remote", remote_}});
   }
-  res_ = {};
-  res_.version(version_);
-  res_.result(status);
-  res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, content_type_);
+  http::response<http::string_body> res;
+  res.version(version_);
+  res.result(status);
+  res.set(http::field::server, "weir");
+  res.set(http::field::content_type, content_type_);
   content_type_ = "application/json";
-  res_.set(http::field::cache_control, "no-store");
-  res_.set("X-Correlation-ID", correlation_);
+  res.set(http::field::cache_control, "no-store");
+  res.set("X-Correlation-ID", correlation_);
   if (!challenge_.empty()) {
-    res_.set(http::field::www_authenticate, challenge_);
+    res.set(http::field::www_authenticate, challenge_);
   }
   if (!allow.empty()) {
-    res_.set(http::field::allow, allow);
+    res.set(http::field::allow, allow);
   }
   if (!upgrade.empty()) {
-    res_.set(http::field::upgrade, upgrade);
+    res.set(http::field::upgrade, upgrade);
   }
-  if (replayed_) {
-    res_.set("Idempotency-Replayed", "true");
-    replayed_ = false;
-  }
-  res_.keep_alive(keep_alive_ && !close);
+  res.keep_alive(keep_alive_ && !close);
   if (head_) {
     // HEAD: the headers GET would send, Content-Length included, and no body.
-    res_.content_length(body.size());
+    res.content_length(body.size());
   } else {
-    res_.body() = std::move(body);
-    res_.prepare_payload();
+    res.body() = std::move(body);
+    res.prepare_payload();
   }
-  stream_.expires_after(std::chrono::seconds(30));
-  http::async_write(
-      stream_, res_,
-      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+  send_res(std::move(res));
 }
 
 bool http_session::refuse_for_space(const http::request<http::string_body>& req,
@@ -1015,7 +1011,113 @@ void http_session::respond_whoami() {
   respond(200, boost::json::serialize(o));
 }
 
+void http_session::dispatch_write(actors::write_command cmd) {
+  // Another request may be read before this one is answered only when the next one can be
+  // applied after it without waiting: a keep-alive HTTP/1.1 connection whose writes all go to
+  // one local unit, whose shard takes them in the order they come.
+  std::optional<std::string> unit;
+  if (keep_alive_ && version_ >= 11) {
+    unit = ctx_.rt.ordered_unit(cmd);
+  }
+  auto& slot = answers_.emplace_back();
+  ++unanswered_writes_;
+  auto self = shared_from_this();
+  ctx_.rt.submit(
+      std::move(cmd), [self, &slot, version = version_, keep = keep_alive_,
+                       correlation = correlation_](core::result<actors::write_outcome> r) {
+        asio::post(self->stream_.get_executor(),
+                   [self, &slot, version, keep, correlation, r = std::move(r)]() mutable {
+                     self->answer_write(slot, version, keep, correlation, std::move(r));
+                   });
+      });
+  if (unit && (answers_.size() == 1 || follow_unit_ == unit)) {
+    follow_unit_ = std::move(unit);
+    read_ahead();
+  } else {
+    follow_unit_.reset();
+  }
+}
+
+void http_session::read_ahead() {
+  if (reading_ || held_ || eof_ || !follow_unit_) {
+    return;
+  }
+  if (unanswered_writes_ >= max_pipelined_writes) {
+    paused_ = true;  // TCP holds the rest until an answer makes room
+    return;
+  }
+  do_read();
+}
+
+bool http_session::may_follow(const http::request<http::string_body>& req) const {
+  if (!follow_unit_) {
+    return false;
+  }
+  auto route = match_write_route(std::string_view{req.method_string()},
+                                 core::split_target(req.target()).first);
+  return route && ctx_.rt.ordered_unit(route->cmd) == follow_unit_;
+}
+
+void http_session::answer_write(std::optional<http::response<http::string_body>>& slot,
+                                unsigned version, bool keep_alive, const std::string& correlation,
+                                core::result<actors::write_outcome> r) {
+  unsigned status = 200;
+  std::string body;
+  bool replayed = false;
+  if (r) {
+    boost::json::object o;
+    o["versionId"] = r->version_id;
+    replayed = r->replayed;
+    body = boost::json::serialize(o);
+  } else {
+    status = status_for(r.error());
+    body = error_body(r.error());
+    log::info("request refused", {{"status", status},
+                                  {"code", r.error().code},
+                                  {"correlation", correlation},
+                                  {"remote", remote_}});
+  }
+  auto& res = slot.emplace();
+  res.version(version);
+  res.result(status);
+  res.set(http::field::server, "weir");
+  res.set(http::field::content_type, "application/json");
+  res.set(http::field::cache_control, "no-store");
+  res.set("X-Correlation-ID", correlation);
+  if (replayed) {
+    res.set("Idempotency-Replayed", "true");
+  }
+  res.keep_alive(keep_alive);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  --unanswered_writes_;
+  if (paused_ && unanswered_writes_ < max_pipelined_writes) {
+    paused_ = false;
+    read_ahead();
+  }
+  pump();
+}
+
+void http_session::send_res(http::response<http::string_body>&& res) {
+  answers_.emplace_back(std::move(res));
+  pump();
+}
+
+void http_session::pump() {
+  if (writing_ || answers_.empty() || !answers_.front()) {
+    return;
+  }
+  writing_ = true;
+  res_ = std::move(*answers_.front());
+  answers_.pop_front();
+  stream_.expires_after(std::chrono::seconds(30));
+  http::async_write(
+      stream_, res_,
+      beast::bind_front_handler(&http_session::on_write, shared_from_this(), !res_.keep_alive()));
+}
+
 void http_session::on_write(bool close, beast::error_code ec, std::size_t) {
+  writing_ = false;
   if (ec) {
     return;
   }
@@ -1025,7 +1127,26 @@ void http_session::on_write(bool close, beast::error_code ec, std::size_t) {
     drain_before_close();
     return;
   }
-  do_read();
+  if (!answers_.empty()) {
+    pump();
+    return;
+  }
+  // Every answer owed is written: what waited behind them goes on.
+  if (held_) {
+    auto req = std::move(*held_);
+    held_.reset();
+    follow_unit_.reset();
+    handle(std::move(req));
+    return;
+  }
+  if (eof_) {
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    return;
+  }
+  if (!reading_) {
+    follow_unit_.reset();
+    do_read();
+  }
 }
 
 void http_session::drain_before_close() {

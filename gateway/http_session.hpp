@@ -1,12 +1,19 @@
 // weir::gateway::http_session — one HTTP/1.1 connection: reads requests (bounded body), routes
-// them (write API, probes, hub upgrade) and writes one response at a time. Internal.
+// them (write API, probes, hub upgrade) and writes their answers in request order. Pipelined
+// writes to one unit are applied without waiting for each other's answers (RFC 9112 §9.3.2: in
+// order, answers in order); any other request waits until every answer before it is written.
+// Internal.
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "actors/direct_query.hpp"
 #include "actors/frame_sink.hpp"
+#include "actors/runtime.hpp"
 #include "actors/windowed_query.hpp"
 #include "core/query_definition.hpp"
 #include "core/space_rules.hpp"
@@ -36,8 +43,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
                std::string_view upgrade = {});
   /// The next respond()'s Content-Type (then JSON again).
   std::string_view content_type_ = "application/json";
-  /// The next respond() answers a write from its Idempotency-Key (Idempotency-Replayed: true).
-  bool replayed_ = false;
   /// The checks before a write or windowed request touches `space` (Origin 403, a refused
   /// credential, the space's rule): true when one answered.
   bool refuse_for_space(const http::request<http::string_body>& req, const std::string& space,
@@ -70,6 +75,24 @@ class http_session : public std::enable_shared_from_this<http_session> {
                             std::optional<core::error> error);
   class windowed_snapshot_sink;
   void on_write(bool close, beast::error_code ec, std::size_t n);
+  /// Queues `res` as the next answer, behind any not yet written. Answers are built apart from
+  /// `res_`, which is the one being written (a refusal can be built during another's write).
+  void send_res(http::response<http::string_body>&& res);
+  /// Writes the front answer when it is ready and no write is under way.
+  void pump();
+  /// Whether the answer queue is empty and nothing is being written.
+  bool answered_all() const { return answers_.empty() && !writing_; }
+  /// Whether `req`, read while writes are still unanswered, may be handled now: a write to the
+  /// unit those writes go to (the shard applies them in order). Anything else waits.
+  bool may_follow(const http::request<http::string_body>& req) const;
+  /// Applies the write `cmd` (routed and checked), its answer queued in request order.
+  void dispatch_write(actors::write_command cmd);
+  /// Reads on after a write was dispatched, if more may follow it.
+  void read_ahead();
+  /// Fills a dispatched write's answer slot with its outcome.
+  void answer_write(std::optional<http::response<http::string_body>>& slot, unsigned version,
+                    bool keep_alive, const std::string& correlation,
+                    core::result<actors::write_outcome> r);
   /// After the last answer of a closing connection: reads and drops what the client still
   /// sends (the rest of an oversized head or body), for at most 2 s and 1 MiB. Closing with
   /// unread bytes would make the kernel send a reset, which can destroy the answer in flight.
@@ -80,7 +103,19 @@ class http_session : public std::enable_shared_from_this<http_session> {
   beast::flat_buffer buffer_;
   std::size_t drained_ = 0;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
+  http::response<http::string_body> res_;  // the answer being written (or being built)
+  // Answers not yet written, in request order; an unset one is a write still being applied.
+  // A deque: an element's address stays valid while others are added and removed.
+  std::deque<std::optional<http::response<http::string_body>>> answers_;
+  bool writing_ = false;  // an answer is being written (res_)
+  bool reading_ = false;  // a read of the next request is under way
+  bool eof_ = false;      // the client finished sending while answers were still owed
+  // A request read behind unanswered writes that may not go before their answers.
+  std::optional<http::request<http::string_body>> held_;
+  // The unit the unanswered writes go to, while more may follow them (runtime::ordered_unit).
+  std::optional<std::string> follow_unit_;
+  std::size_t unanswered_writes_ = 0;
+  bool paused_ = false;  // reading stopped at max_pipelined_writes
   bool keep_alive_ = true;
   bool head_ = false;
   std::string remote_;       // peer address

@@ -234,6 +234,12 @@ raw_connection::~raw_connection() {
   close();
 }
 
+void raw_connection::shutdown_send() {
+  if (fd_ >= 0) {
+    ::shutdown(fd_, SHUT_WR);
+  }
+}
+
 void raw_connection::close() {
   if (fd_ >= 0) {
     ::close(fd_);

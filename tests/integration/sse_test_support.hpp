@@ -44,6 +44,8 @@ class raw_connection {
   /// Buffered bytes not yet consumed by the caller.
   std::string& pending() { return pending_; }
   bool eof() const { return eof_; }
+  /// Half-closes: the peer reads EOF, and this end can still read its answers.
+  void shutdown_send();
   void close();
 
  private:
