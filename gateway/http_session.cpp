@@ -2,6 +2,8 @@
 // SSE hub stream and its control POSTs (arc-hub §1, §8).
 #include "gateway/http_session.hpp"
 
+#include <utility>
+
 #include <boost/json/serialize.hpp>
 
 #include "actors/direct_query.hpp"
@@ -37,9 +39,9 @@ namespace weir::gateway {
 namespace {
 /// The request line and headers together (answered 431 past it).
 constexpr std::size_t max_header_bytes = 16 * 1024;
-// Pipelined writes a connection may have unanswered before Weir stops reading from it (the
-// client's further requests then wait in TCP's buffers): a bound on one connection's claim on
-// its unit's pending writes and on the answers it holds.
+// Answers a connection may owe (pipelined writes being applied, answers its client has not read
+// yet) before Weir stops reading from it; the client's further requests then wait in TCP's
+// buffers. Bounds one connection's claim on its unit's pending writes and the answers it holds.
 constexpr std::size_t max_pipelined_writes = 32;
 constexpr std::string_view ws_hub_path = "/.cratis/queries/ws";
 constexpr std::string_view sse_hub_path = "/.cratis/queries/sse";
@@ -168,8 +170,12 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
         respond(404, error_body(space_not_found(space)), true);
         return;
       }
-      ctx_.rt.space_exists(space, [self, space, too_large](bool exists) {
-        asio::post(self->stream_.get_executor(), [self, space, too_large, exists] {
+      // The answer's place among any still owed (read behind pipelined writes): nothing is read
+      // meanwhile, so the members it is built from stay this request's.
+      auto* slot = &answers_.emplace_back();
+      ctx_.rt.space_exists(space, [self, slot, space, too_large](bool exists) {
+        asio::post(self->stream_.get_executor(), [self, slot, space, too_large, exists] {
+          self->fill_next_ = slot;
           if (exists) {
             self->respond(413, error_body(too_large), true);
           } else {
@@ -1020,7 +1026,6 @@ void http_session::dispatch_write(actors::write_command cmd) {
     unit = ctx_.rt.ordered_unit(cmd);
   }
   auto& slot = answers_.emplace_back();
-  ++unanswered_writes_;
   auto self = shared_from_this();
   ctx_.rt.submit(
       std::move(cmd), [self, &slot, version = version_, keep = keep_alive_,
@@ -1042,11 +1047,18 @@ void http_session::read_ahead() {
   if (reading_ || held_ || eof_ || !follow_unit_) {
     return;
   }
-  if (unanswered_writes_ >= max_pipelined_writes) {
-    paused_ = true;  // TCP holds the rest until an answer makes room
+  if (answers_.size() + (writing_ ? 1 : 0) >= max_pipelined_writes) {
+    paused_ = true;  // TCP holds the rest until an answer is written
     return;
   }
   do_read();
+}
+
+void http_session::resume_reading() {
+  if (paused_ && answers_.size() + (writing_ ? 1 : 0) < max_pipelined_writes) {
+    paused_ = false;
+    read_ahead();
+  }
 }
 
 bool http_session::may_follow(const http::request<http::string_body>& req) const {
@@ -1090,16 +1102,15 @@ void http_session::answer_write(std::optional<http::response<http::string_body>>
   res.keep_alive(keep_alive);
   res.body() = std::move(body);
   res.prepare_payload();
-  --unanswered_writes_;
-  if (paused_ && unanswered_writes_ < max_pipelined_writes) {
-    paused_ = false;
-    read_ahead();
-  }
   pump();
 }
 
 void http_session::send_res(http::response<http::string_body>&& res) {
-  answers_.emplace_back(std::move(res));
+  if (fill_next_) {
+    *std::exchange(fill_next_, nullptr) = std::move(res);
+  } else {
+    answers_.emplace_back(std::move(res));
+  }
   pump();
 }
 
@@ -1129,9 +1140,11 @@ void http_session::on_write(bool close, beast::error_code ec, std::size_t) {
   }
   if (!answers_.empty()) {
     pump();
+    resume_reading();
     return;
   }
   // Every answer owed is written: what waited behind them goes on.
+  paused_ = false;
   if (held_) {
     auto req = std::move(*held_);
     held_.reset();

@@ -89,6 +89,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void dispatch_write(actors::write_command cmd);
   /// Reads on after a write was dispatched, if more may follow it.
   void read_ahead();
+  /// Reads on if reading paused at the bound and an answer written has made room.
+  void resume_reading();
   /// Fills a dispatched write's answer slot with its outcome.
   void answer_write(std::optional<http::response<http::string_body>>& slot, unsigned version,
                     bool keep_alive, const std::string& correlation,
@@ -114,8 +116,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   std::optional<http::request<http::string_body>> held_;
   // The unit the unanswered writes go to, while more may follow them (runtime::ordered_unit).
   std::optional<std::string> follow_unit_;
-  std::size_t unanswered_writes_ = 0;
-  bool paused_ = false;  // reading stopped at max_pipelined_writes
+  bool paused_ = false;  // reading stopped at max_pipelined_writes answers owed
+  // The answer slot the next send_res() fills, instead of queuing at the end: an answer built
+  // later for a request read behind others (its place was taken when it was read).
+  std::optional<http::response<http::string_body>>* fill_next_ = nullptr;
   bool keep_alive_ = true;
   bool head_ = false;
   std::string remote_;       // peer address

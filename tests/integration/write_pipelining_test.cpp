@@ -192,5 +192,36 @@ TEST_F(WritePipelining, AHalfCloseOrAClosingRequestStillGetsEveryAnswer) {
   EXPECT_EQ(items(port, "p5").size(), 1u + 8u + 3u);
 }
 
+TEST_F(WritePipelining, AnOversizedWindowedQueryBehindAWriteIsAnsweredInItsPlace) {
+  // The 413 of a windowed route waits for the space check (404 first for an unknown space), an
+  // answer built after the request was read: it must still come after the write's, and nothing
+  // after the oversized body may be read as a request.
+  ASSERT_FALSE(put_record(port, "t", "p6", "items", "warm", R"({"n":-1})").empty());
+  raw_connection c{port};
+  ASSERT_TRUE(c.connected());
+  std::string big((std::size_t{1} << 20) + 16, ' ');  // past http.maxBodyBytes
+  big.front() = '{';
+  big.back() = '}';
+  std::string burst =
+      put(port, "p6", "a", R"({"n":1})", 0) +
+      build_request(port, "POST", "/v1/spaces/t/query",
+                    {{"Content-Type", "application/json"}, {"X-Correlation-ID", correlation(1)}},
+                    big) +
+      put(port, "p6", "b", R"({"n":2})", 2);
+  c.send_all(burst);
+  auto first = read_response(c, false);
+  ASSERT_TRUE(first.ok);
+  EXPECT_EQ(first.status, 200u) << first.body;
+  EXPECT_EQ(first.header("x-correlation-id"), correlation(0));
+  auto second = read_response(c, false);
+  ASSERT_TRUE(second.ok);
+  EXPECT_EQ(second.status, 413u) << second.body;
+  EXPECT_EQ(second.header("x-correlation-id"), correlation(1));
+  EXPECT_EQ(second.header("connection"), "close");
+  EXPECT_FALSE(c.fill(std::chrono::steady_clock::now() + 5s));
+  EXPECT_TRUE(c.eof());
+  EXPECT_EQ(items(port, "p6").size(), 2u);  // warm and a; b came after the closing answer
+}
+
 }  // namespace
 }  // namespace weir::test
