@@ -211,11 +211,16 @@ bool loopback_alias_usable(const std::string& address) {
   return ok;
 }
 
-raw_connection::raw_connection(std::uint16_t port, const std::string& local_address) {
+raw_connection::raw_connection(std::uint16_t port, const std::string& local_address,
+                               int receive_buffer) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) {
     ADD_FAILURE() << "socket: " << std::strerror(errno);
     return;
+  }
+  if (receive_buffer > 0) {
+    // Before connecting, so the window the handshake announces is already the small one.
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   }
   auto local = loopback(local_address, 0);
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {

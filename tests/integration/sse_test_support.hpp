@@ -31,7 +31,11 @@ bool loopback_alias_usable(const std::string& address);
 class raw_connection {
  public:
   /// Connects to 127.0.0.1:`port`, first binding the local end to `local_address`.
-  raw_connection(std::uint16_t port, const std::string& local_address = "127.0.0.1");
+  /// `receive_buffer` > 0 caps the kernel's receive buffer (SO_RCVBUF, set before connecting;
+  /// it also stops autotuning), so a peer that writes while this end reads nothing fills its
+  /// own send buffer soon.
+  raw_connection(std::uint16_t port, const std::string& local_address = "127.0.0.1",
+                 int receive_buffer = 0);
   ~raw_connection();
   raw_connection(const raw_connection&) = delete;
   raw_connection& operator=(const raw_connection&) = delete;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -41,6 +42,15 @@ std::string put(std::uint16_t port, const std::string& object, const std::string
 double commit_groups(std::uint16_t port) {
   auto r = http(port, "GET", "/metrics", "");
   std::string key = "weir_commit_batch_writes_count ";
+  auto at = r.body.find("\n" + key);
+  EXPECT_NE(at, std::string::npos) << r.body;
+  return at == std::string::npos ? -1 : std::stod(r.body.substr(at + 1 + key.size()));
+}
+
+/// weir_write_duration_seconds_count on /metrics: writes answered (applied or refused) so far.
+double writes_answered(std::uint16_t port) {
+  auto r = http(port, "GET", "/metrics", "");
+  std::string key = "weir_write_duration_seconds_count ";
   auto at = r.body.find("\n" + key);
   EXPECT_NE(at, std::string::npos) << r.body;
   return at == std::string::npos ? -1 : std::stod(r.body.substr(at + 1 + key.size()));
@@ -221,6 +231,45 @@ TEST_F(WritePipelining, AnOversizedWindowedQueryBehindAWriteIsAnsweredInItsPlace
   EXPECT_FALSE(c.fill(std::chrono::steady_clock::now() + 5s));
   EXPECT_TRUE(c.eof());
   EXPECT_EQ(items(port, "p6").size(), 2u);  // warm and a; b came after the closing answer
+}
+
+TEST_F(WritePipelining, AClientThatDoesNotReadItsAnswersIsNotReadFurther) {
+  // The node owes a connection at most 32 answers. A client that pipelines writes and reads no
+  // answer fills its receive buffer and then the node's send buffer (at most 4 MiB here, some
+  // 17,000 answers); past that, the node must stop reading, not keep applying writes whose
+  // answers pile up in memory. Reading the answers then lets every write through, in order.
+  ASSERT_FALSE(put_record(port, "t", "p7", "items", "one", R"({"n":-1})").empty());
+  auto before = writes_answered(port);
+  constexpr int writes = 40000;
+  raw_connection c{port, "127.0.0.1", 4096};
+  ASSERT_TRUE(c.connected());
+  std::string burst;
+  for (int i = 0; i < writes; ++i) {
+    burst += put(port, "p7", "one", R"({"n":)" + std::to_string(i) + "}", i);
+  }
+  // The node stops reading, so the send blocks: it runs beside the checks.
+  std::thread sender{[&] { c.send_all(burst); }};
+  // Wait until the node has stopped applying writes (no change for a second).
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  double stalled = writes_answered(port), last = -1;
+  while (stalled != last && std::chrono::steady_clock::now() < deadline) {
+    last = stalled;
+    std::this_thread::sleep_for(1s);
+    stalled = writes_answered(port);
+  }
+  EXPECT_LT(stalled - before, writes) << "the node read and applied every write while the client "
+                                         "read none of their answers";
+  for (int i = 0; i < writes; ++i) {
+    auto r = read_response(c, false, 30s);
+    ASSERT_TRUE(r.ok) << "answer " << i;
+    ASSERT_EQ(r.status, 200u) << r.body;
+    ASSERT_EQ(r.header("x-correlation-id"), correlation(i)) << "answer " << i << " out of order";
+  }
+  sender.join();
+  EXPECT_EQ(writes_answered(port) - before, writes);
+  auto rows = items(port, "p7");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].as_object().at("n").to_number<double>(), writes - 1);
 }
 
 }  // namespace
