@@ -38,22 +38,22 @@ std::string put(std::uint16_t port, const std::string& object, const std::string
                        "/v1/spaces/t/objects/" + object + "/datasets/items/records/" + id, h, body);
 }
 
-/// The sum of weir_commit_batch_writes_count on /metrics: how many group commits ran.
-double commit_groups(std::uint16_t port) {
+/// A sample without labels on /metrics: weir_commit_batch_writes_count (group commits run),
+/// weir_write_duration_seconds_count (writes answered, applied or refused).
+double metric(std::uint16_t port, const std::string& name) {
   auto r = http(port, "GET", "/metrics", "");
-  std::string key = "weir_commit_batch_writes_count ";
+  auto key = name + " ";
   auto at = r.body.find("\n" + key);
-  EXPECT_NE(at, std::string::npos) << r.body;
+  EXPECT_NE(at, std::string::npos) << name << " in " << r.body;
   return at == std::string::npos ? -1 : std::stod(r.body.substr(at + 1 + key.size()));
 }
 
-/// weir_write_duration_seconds_count on /metrics: writes answered (applied or refused) so far.
+double commit_groups(std::uint16_t port) {
+  return metric(port, "weir_commit_batch_writes_count");
+}
+
 double writes_answered(std::uint16_t port) {
-  auto r = http(port, "GET", "/metrics", "");
-  std::string key = "weir_write_duration_seconds_count ";
-  auto at = r.body.find("\n" + key);
-  EXPECT_NE(at, std::string::npos) << r.body;
-  return at == std::string::npos ? -1 : std::stod(r.body.substr(at + 1 + key.size()));
+  return metric(port, "weir_write_duration_seconds_count");
 }
 
 json::array items(std::uint16_t port, const std::string& object) {
