@@ -1027,14 +1027,16 @@ void http_session::dispatch_write(actors::write_command cmd) {
   }
   auto& slot = answers_.emplace_back();
   auto self = shared_from_this();
-  ctx_.rt.submit(
-      std::move(cmd), [self, &slot, version = version_, keep = keep_alive_,
-                       correlation = correlation_](core::result<actors::write_outcome> r) {
-        asio::post(self->stream_.get_executor(),
-                   [self, &slot, version, keep, correlation, r = std::move(r)]() mutable {
-                     self->answer_write(slot, version, keep, correlation, std::move(r));
-                   });
-      });
+  ctx_.rt.submit(std::move(cmd),
+                 [self, &slot, version = version_, keep = keep_alive_,
+                  correlation = correlation_](core::result<actors::write_outcome> r) mutable {
+                   // Called once (runtime::submit answers each write once): the id moves on.
+                   asio::post(self->stream_.get_executor(),
+                              [self, &slot, version, keep, correlation = std::move(correlation),
+                               r = std::move(r)]() mutable {
+                                self->answer_write(slot, version, keep, correlation, std::move(r));
+                              });
+                 });
   if (unit && (answers_.size() == 1 || follow_unit_ == unit)) {
     follow_unit_ = std::move(unit);
     read_ahead();
