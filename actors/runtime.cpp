@@ -250,14 +250,22 @@ struct answer_once {
 
 }  // namespace
 
-void runtime::submit(write_command cmd, write_callback user_done) {
+void runtime::submit(write_command cmd, write_callback done) {
+  submit_write(std::move(cmd), std::move(done), true);
+}
+
+void runtime::submit_checked(write_command cmd, write_callback done) {
+  submit_write(std::move(cmd), std::move(done), false);
+}
+
+void runtime::submit_write(write_command cmd, write_callback user_done, bool check) {
   auto* counter = &impl_->in_flight_writes;
   counter->fetch_add(1);
   auto once = std::make_shared<answer_once>(std::move(user_done), counter, &impl_->write_latency);
   write_callback done = [once](core::result<write_outcome> r) { once->answer(std::move(r)); };
   // Checked here, before it is applied or forwarded: a bad write never reaches an owner, and an
   // owner checks again what a member forwarded (it arrives here through Peer.Apply).
-  if (auto ok = check_write(cmd, impl_->opts.records); !ok) {
+  if (auto ok = check ? check_write(cmd, impl_->opts.records) : core::result<void>{}; !ok) {
     done(std::move(ok).error());
     return;
   }

@@ -105,6 +105,10 @@ class runtime {
   /// is checked first (actors::check_write, against options().records): a bad one is answered
   /// at once and goes nowhere. A unit another member owns is forwarded to it.
   void submit(write_command cmd, write_callback done);
+  /// submit() of a write the caller has already checked (actors::check_write against
+  /// record_limits()), which is not checked again here. A unit's owner still checks what a
+  /// member forwards to it.
+  void submit_checked(write_command cmd, write_callback done);
 
   /// Where `cmd` would be applied when two submits of it keep their order: the registry key of
   /// the local unit whose shard applies it (a shard takes its writes in the order they were
@@ -189,6 +193,8 @@ class runtime {
   impl& internals() { return *impl_; }
 
  private:
+  void submit_write(write_command cmd, write_callback done, bool check);
+
   std::unique_ptr<impl> impl_;
 };
 

@@ -49,9 +49,18 @@ struct index_built_msg {
   std::shared_ptr<core::order_index<core::record_ptr>> idx;
 };
 
+/// A loader thread → a shard: how many of the records the shard handed it match the filter
+/// `where_text` of `dataset` (see start_count).
+struct count_done_msg {
+  std::string dataset;
+  std::string where_text;
+  std::uint64_t matches = 0;
+};
+
 }  // namespace weir::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::index_built_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::count_done_msg)
 
 namespace weir::actors {
 namespace {
@@ -90,6 +99,7 @@ struct index_build {
   bool purged = false;  // an object delete since: the built index starts empty
 };
 /// Below this many records an index is built in place: a few milliseconds, less than the trip.
+/// The same bound decides where a filter's first count runs (start_count).
 constexpr std::size_t build_elsewhere_from = 16384;
 
 struct dataset_state {
@@ -97,6 +107,25 @@ struct dataset_state {
   std::map<std::string, index_entry> indexes;   // by sort text
   std::map<std::string, index_build> building;  // by sort text
   std::map<std::string, kept_count> counts;     // by bound_query::where_text
+  /// Counts being taken on a loader thread (the same journal and waiting list as an index
+  /// build), by where_text: a filter's first count at a million records held the unit's
+  /// writes for ~0.3 s (docs/performance.md).
+  std::map<std::string, index_build> counting;
+
+  /// Calls fn(job) for every build and count in progress.
+  template <class Fn>
+  void for_each_job(Fn&& fn) {
+    for (auto& [k, b] : building) {
+      fn(b);
+    }
+    for (auto& [k, c] : counting) {
+      fn(c);
+    }
+  }
+  void clear_jobs() {
+    building.clear();
+    counting.clear();
+  }
 };
 
 /// A write applied in memory but not yet durable: later writes build on it, queries don't see it.
@@ -781,10 +810,10 @@ void publish_object_deleted(shard_ptr self, const pending_write& w) {
     for (auto& [text, kc] : ds.counts) {
       kc.matches = 0;
     }
-    for (auto& [key, b] : ds.building) {
+    ds.for_each_job([](index_build& b) {
       b.journal.clear();
       b.purged = true;
-    }
+    });
   }
   for (auto& [key, v] : st.views) {
     if (v.window) {
@@ -840,9 +869,7 @@ void publish(shard_ptr self, pending_write& w) {
       }
       ds.records.insert(c.after);
     }
-    for (auto& [key, b] : ds.building) {
-      b.journal.emplace_back(c.before, c.after);
-    }
+    ds.for_each_job([&](index_build& b) { b.journal.emplace_back(c.before, c.after); });
     for (auto& [text, kc] : ds.counts) {
       bool mb = c.before && kc.where.matches(*c.before_doc);
       bool ma = c.after && kc.where.matches(*c.after_doc);
@@ -1196,16 +1223,11 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
   }
 }
 
-/// Hands the dataset's records to a loader thread to build the index of `order`; the shard
-/// goes on serving, and index_built_msg brings the index back (on_index_built).
-std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
-                                                               const std::string& dataset,
-                                                               dataset_state& ds,
-                                                               const core::sort_spec& order,
-                                                               std::string key) {
-  // One pass, reserved. From an index when the dataset has one: its leaves hold the records
-  // 64 to a node, where the set's nodes are one allocation each (at a million records, ~35 ms
-  // against ~190 ms, which the unit's writes wait for).
+/// The dataset's records as they are, for a loader thread. One pass, reserved, which the
+/// unit's writes wait for: from an index when the dataset has one (its leaves hold the records
+/// 64 to a node; ~35 ms at a million records), else from the flat record set (~40 ms; 110-120 ms
+/// when the set was a node per record).
+std::shared_ptr<std::vector<record_ptr>> collect_records(const dataset_state& ds) {
   auto records = std::make_shared<std::vector<record_ptr>>();
   records->reserve(ds.records.size());
   if (!ds.indexes.empty()) {
@@ -1218,6 +1240,17 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
       records->push_back(r);
     }
   }
+  return records;
+}
+
+/// Hands the dataset's records to a loader thread to build the index of `order`; the shard
+/// goes on serving, and index_built_msg brings the index back (on_index_built).
+std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
+                                                               const std::string& dataset,
+                                                               dataset_state& ds,
+                                                               const core::sort_spec& order,
+                                                               std::string key) {
+  auto records = collect_records(ds);
   auto idx = std::make_shared<index_type>(order);
   self->state.rt->loader.post(
       [shard = caf::actor_cast<caf::actor>(self), records, idx, dataset, key]() mutable {
@@ -1235,21 +1268,108 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
 
 void handle_subscribe(shard_ptr self, subscribe_msg& m);
 
+/// Whether a window counting `q`'s filter can take its total without counting: a kept count,
+/// or an open window of the dataset with the same filter that counts.
+bool count_known(const dataset_state& ds, const core::bound_query& q) {
+  if (ds.counts.count(q.where_text)) {
+    return true;
+  }
+  for (const auto& [k, ie] : ds.indexes) {
+    for (const auto* v : ie.views) {
+      if (v->q->where_text == q.where_text && v->window->total()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// Hands the dataset's records to a loader thread to count the matches of `where`; the shard
+/// goes on serving (what it publishes meanwhile is journaled), and count_done_msg brings the
+/// count back (on_count_done), which becomes a kept count the waiting windows open with.
+std::map<std::string, index_build>::iterator start_count(shard_ptr self, const std::string& dataset,
+                                                         dataset_state& ds,
+                                                         const core::filter& where,
+                                                         const std::string& where_text) {
+  auto records = collect_records(ds);
+  self->state.rt->loader.post(
+      [shard = caf::actor_cast<caf::actor>(self), records, where, dataset, where_text]() mutable {
+        auto t0 = clock_type::now();
+        std::uint64_t matches = 0;
+        auto& reader = core::thread_doc_reader();
+        for (const auto& r : *records) {
+          matches += where.matches(reader.read(*r)) ? 1 : 0;
+        }
+        auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+        if (ms >= 500) {
+          log::info("counted a filter's matches",
+                    {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
+        }
+        records.reset();  // its references go here, not on the shard's thread
+        caf::anon_send(shard, count_done_msg{dataset, where_text, matches});
+      });
+  return ds.counting.emplace(where_text, index_build{}).first;
+}
+
+/// Takes the build or count `key` out of `jobs` of `dataset` as its loader thread finished it;
+/// nullopt when it is no longer there (the unit was handed over meanwhile).
+std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
+                                    std::map<std::string, index_build> dataset_state::*jobs,
+                                    const std::string& key) {
+  auto dsit = st.data.find(dataset);
+  if (dsit == st.data.end()) {
+    return std::nullopt;
+  }
+  auto& map = dsit->second.*jobs;
+  auto it = map.find(key);
+  if (it == map.end()) {
+    return std::nullopt;
+  }
+  auto job = std::move(it->second);
+  map.erase(it);
+  return job;
+}
+
+/// Keeps `matches` as the count of `where` (kept_count), making room by dropping the least
+/// recently used one.
+void keep_count(dataset_state& ds, const core::filter& where, const std::string& where_text,
+                std::uint64_t matches);
+
+/// A count a loader thread took: what was published meanwhile is applied to it, it is kept, and
+/// the windows that waited for it open with it, in arrival order.
+void on_count_done(shard_ptr self, count_done_msg& m) {
+  auto taken = take_job(self->state, m.dataset, &dataset_state::counting, m.where_text);
+  if (!taken) {
+    return;
+  }
+  auto& ds = self->state.data[m.dataset];
+  auto& job = *taken;
+  if (job.waiting.empty()) {
+    return;  // every window that wanted it closed meanwhile
+  }
+  const auto& where = job.waiting.front().query->where;
+  std::int64_t matches = job.purged ? 0 : static_cast<std::int64_t>(m.matches);
+  auto& reader = core::thread_doc_reader();
+  for (auto& [before, after] : job.journal) {
+    matches -= before && where.matches(reader.read(*before)) ? 1 : 0;
+    matches += after && where.matches(reader.read(*after)) ? 1 : 0;
+  }
+  keep_count(ds, where, m.where_text,
+             static_cast<std::uint64_t>(std::max<std::int64_t>(matches, 0)));
+  for (auto& w : job.waiting) {
+    handle_subscribe(self, w);
+  }
+}
+
 /// The index a build brought back: what was published meanwhile is applied to it, it joins the
 /// dataset's indexes, and the subscriptions that waited for it are handled in arrival order.
 void on_index_built(shard_ptr self, index_built_msg& m) {
-  auto& st = self->state;
-  auto dsit = st.data.find(m.dataset);
-  if (dsit == st.data.end()) {
+  auto taken = take_job(self->state, m.dataset, &dataset_state::building, m.key);
+  if (!taken) {
     return;
   }
-  auto& ds = dsit->second;
-  auto b = ds.building.find(m.key);
-  if (b == ds.building.end()) {
-    return;
-  }
-  auto build = std::move(b->second);
-  ds.building.erase(b);
+  auto& ds = self->state.data[m.dataset];
+  auto& build = *taken;
   auto& idx = *m.idx;
   if (build.purged) {
     idx.assign_sorted({});
@@ -1322,6 +1442,19 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
         b->second.waiting.push_back(std::move(m));
         return;
       }
+      // A window that counts its filter's matches, on a large dataset, with no count to take:
+      // counted on a loader thread while the unit goes on serving.
+      if (q.count && !q.where.matches_all()) {
+        auto c = ds.counting.find(q.where_text);
+        if (c == ds.counting.end() && ds.records.size() >= build_elsewhere_from &&
+            !count_known(ds, q)) {
+          c = start_count(self, q.dataset, ds, q.where, q.where_text);
+        }
+        if (c != ds.counting.end()) {
+          c->second.waiting.push_back(std::move(m));
+          return;
+        }
+      }
     }
     auto [entry, snap] = open_view(st, m.query);
     it = entry;
@@ -1338,8 +1471,13 @@ void keep_count(dataset_state& ds, const core::bound_query& q, std::uint64_t mat
   if (q.where.matches_all()) {
     return;  // the index's size is the count
   }
+  keep_count(ds, q.where, q.where_text, matches);
+}
+
+void keep_count(dataset_state& ds, const core::filter& where, const std::string& where_text,
+                std::uint64_t matches) {
   auto now = clock_type::now();
-  if (auto it = ds.counts.find(q.where_text); it != ds.counts.end()) {
+  if (auto it = ds.counts.find(where_text); it != ds.counts.end()) {
     it->second.used = now;
     return;  // kept current since it was taken
   }
@@ -1348,7 +1486,7 @@ void keep_count(dataset_state& ds, const core::bound_query& q, std::uint64_t mat
       return a.second.used < b.second.used;
     }));
   }
-  ds.counts.emplace(q.where_text, kept_count{q.where, matches, now});
+  ds.counts.emplace(where_text, kept_count{where, matches, now});
 }
 
 void drop_view(shard_state& st, std::unordered_map<std::string, view_entry>::iterator it) {
@@ -1402,8 +1540,9 @@ void on_idle_check(shard_ptr self) {
   }
   st.idle.check(self, *st.rt, st.unit, [&st] {
     return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
-           std::all_of(st.data.begin(), st.data.end(),
-                       [](const auto& kv) { return kv.second.building.empty(); });
+           std::all_of(st.data.begin(), st.data.end(), [](const auto& kv) {
+             return kv.second.building.empty() && kv.second.counting.empty();
+           });
   });
 }
 
@@ -1431,13 +1570,13 @@ void hand_over(shard_ptr self, caf::actor successor) {
     for (auto& [k, ie] : ds.indexes) {
       ie.views.clear();
     }
-    // Subscriptions waiting for an index go to the successor, which builds its own.
-    for (auto& [k, b] : ds.building) {
+    // Subscriptions waiting for an index or a count go to the successor, which takes its own.
+    ds.for_each_job([&](index_build& b) {
       for (auto& w : b.waiting) {
         self->send(successor, std::move(w));
       }
-    }
-    ds.building.clear();
+    });
+    ds.clear_jobs();
   }
   st.views.clear();
 }
@@ -1529,6 +1668,7 @@ caf::behavior handing_over(shard_ptr self) {
       [](idle_atom) {},
       [](const epoch_msg&) {},
       [](index_built_msg&) {},  // its waiting subscriptions went to the successor
+      [](count_done_msg&) {},   // the same
   };
 }
 
@@ -1550,13 +1690,13 @@ caf::behavior serving(shard_ptr self) {
           self->send(it->second.actor, std::move(m));
           return;
         }
-        // Still waiting for its index: it never opens.
+        // Still waiting for its index or count: it never opens.
         for (auto& [name, ds] : self->state.data) {
-          for (auto& [k, b] : ds.building) {
+          ds.for_each_job([&](index_build& b) {
             std::erase_if(b.waiting, [&](const subscribe_msg& w) {
               return w.sub.token == m.token && w.query->key == m.key;
             });
-          }
+          });
         }
       },
       [self](resync_msg& m) {
@@ -1577,6 +1717,7 @@ caf::behavior serving(shard_ptr self) {
       },
       [self](idle_atom) { on_idle_check(self); },
       [self](index_built_msg& m) { on_index_built(self, m); },
+      [self](count_done_msg& m) { on_count_done(self, m); },
       [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
       [self](const epoch_msg& m) {
         self->state.valid_epoch = std::max(self->state.valid_epoch, m.epoch);
@@ -1617,15 +1758,16 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     self->state.views.clear();
     // Subscriptions still waiting for an index build end now, told why, rather than waiting
     // for a view that will never open.
-    auto e = core::make_error("server.unavailable",
-                              "the unit closed while its sort index was being built; retry");
+    auto e = core::make_error(
+        "server.unavailable",
+        "the unit closed while its sort index was being built or its filter counted; retry");
     for (auto& [name, ds] : self->state.data) {
-      for (auto& [k, b] : ds.building) {
+      ds.for_each_job([&](index_build& b) {
         for (auto& w : b.waiting) {
           refuse_subscription(w.sub, e);
         }
-      }
-      ds.building.clear();
+      });
+      ds.clear_jobs();
     }
     self->quit(msg.reason);
   });

@@ -1,6 +1,9 @@
 // The checks a write passes on the node that receives it (see write_check.hpp).
 #include "actors/write_check.hpp"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "core/document_check.hpp"
 #include "core/json_patch.hpp"
 #include "core/record_rules.hpp"
@@ -28,6 +31,17 @@ core::result<void> check_batch(const boost::json::value& body,
     return ok;
   }
   const auto* b = body.if_object();
+  // Ids are checked here, as the shard checks them again, so that a bad batch is refused
+  // before any unit takes it: a cross-unit batch (POST …/batch) applies none of its writes
+  // when one of them is bad.
+  std::unordered_set<std::string_view> upserted;
+  std::unordered_set<std::string_view> deleted;
+  auto duplicate = [](std::string_view id, std::string_view where) {
+    return core::make_error(
+        "batch.duplicate_id",
+        "record '" + std::string{id} + "' appears more than once " + std::string{where},
+        {{"id", id}});
+  };
   if (const auto* up = b->if_contains("upsert")) {
     if (!up->is_array()) {
       return core::make_error("request.invalid_field", "\"upsert\" must be an array of records",
@@ -39,6 +53,11 @@ core::result<void> check_batch(const boost::json::value& body,
         auto e = std::move(ok).error();
         e.details["index"] = i;
         return e;
+      }
+      // check_record_id made it a valid string id.
+      std::string_view id = item.get_object().at("id").get_string();
+      if (!upserted.insert(id).second) {
+        return duplicate(id, "in the batch");
       }
       ++i;
     }
@@ -55,6 +74,16 @@ core::result<void> check_batch(const boost::json::value& body,
       }
       if (auto ok = core::validate_id(v.get_string(), "delete"); !ok) {
         return ok;
+      }
+      std::string_view id = v.get_string();
+      if (!deleted.insert(id).second) {
+        return duplicate(id, "in \"delete\"");
+      }
+      if (upserted.count(id)) {
+        return core::make_error(
+            "batch.conflict",
+            "record '" + std::string{id} + "' is both upserted and deleted in one batch",
+            {{"id", id}});
       }
     }
   }

@@ -69,15 +69,19 @@ unsigned status_for(const core::error& e) {
   return 500;
 }
 
-std::string error_body(const core::error& e) {
+boost::json::object error_object(const core::error& e) {
   boost::json::object err;
   err["code"] = e.code;
   err["message"] = e.message;
   if (!e.details.empty()) {
     err["details"] = e.details;
   }
+  return err;
+}
+
+std::string error_body(const core::error& e) {
   boost::json::object root;
-  root["error"] = std::move(err);
+  root["error"] = error_object(e);
   return boost::json::serialize(root);
 }
 

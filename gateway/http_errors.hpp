@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
+
 #include "core/result.hpp"
 
 namespace weir::gateway {
@@ -14,6 +16,9 @@ unsigned status_for(const core::error& e);
 
 /// The JSON error envelope.
 std::string error_body(const core::error& e);
+
+/// What the envelope holds under "error": {"code","message","details"} (details only when set).
+boost::json::object error_object(const core::error& e);
 
 /// The code of a body error_body() wrote ("" for any other body): what the refusal's log line
 /// names.

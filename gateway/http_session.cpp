@@ -2,6 +2,8 @@
 // SSE hub stream and its control POSTs (arc-hub §1, §8).
 #include "gateway/http_session.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include <boost/json/serialize.hpp>
@@ -24,6 +26,7 @@
 #include "core/utf8.hpp"
 #include "gateway/admin_ui_routes.hpp"
 #include "gateway/cluster_routes.hpp"
+#include "gateway/cross_unit_batch.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/query_routes.hpp"
@@ -415,6 +418,10 @@ void http_session::handle(http::request<http::string_body>&& req) {
     handle_windowed(req, std::move(w->value()));
     return;
   }
+  if (auto b = match_cross_unit_batch(std::string_view{req.method_string()}, path)) {
+    handle_cross_unit_batch(req, std::move(*b));
+    return;
+  }
   auto route = match_write_route(std::string_view{req.method_string()}, path);
   if (!route) {
     const auto& e = route.error();
@@ -434,18 +441,8 @@ void http_session::handle(http::request<http::string_body>&& req) {
     return;
   }
   auto cmd = std::move(route->cmd);
-  if (auto keys = req.count("Idempotency-Key"); keys > 0) {
-    auto key = std::string_view{req["Idempotency-Key"]};
-    auto ok =
-        keys > 1
-            ? core::result<void>{core::make_error("request.invalid_idempotency_key",
-                                                  "send one Idempotency-Key header, not several")}
-            : core::check_idempotency_key(key);
-    if (!ok) {
-      respond(400, error_body(ok.error()));
-      return;
-    }
-    cmd.idempotency_key = std::string{key};
+  if (!read_idempotency_key(req, cmd.idempotency_key)) {
+    return;
   }
   if (req.method() == http::verb::patch) {
     // PATCH takes an RFC 6902 JSON Patch (application/json-patch+json) on a record or an
@@ -1017,6 +1014,94 @@ void http_session::respond_whoami() {
   respond(200, boost::json::serialize(o));
 }
 
+bool http_session::read_idempotency_key(const http::request<http::string_body>& req,
+                                        std::string& key) {
+  auto keys = req.count("Idempotency-Key");
+  if (keys == 0) {
+    return true;
+  }
+  auto text = std::string_view{req["Idempotency-Key"]};
+  auto ok =
+      keys > 1
+          ? core::result<void>{core::make_error("request.invalid_idempotency_key",
+                                                "send one Idempotency-Key header, not several")}
+          : core::check_idempotency_key(text);
+  if (!ok) {
+    respond(400, error_body(ok.error()));
+    return false;
+  }
+  key = std::string{text};
+  return true;
+}
+
+void http_session::handle_cross_unit_batch(const http::request<http::string_body>& req,
+                                           core::result<std::string> space) {
+  if (!space) {
+    const auto& e = space.error();
+    respond(status_for(e), error_body(e), false, e.code == "method.not_allowed" ? "POST" : "");
+    return;
+  }
+  if (refuse_for_space(req, *space, core::space_access::write)) {
+    return;
+  }
+  if (ctx_.draining) {
+    respond(503, error_body(core::make_error("server.draining",
+                                             "this node is shutting down; retry on another")));
+    return;
+  }
+  std::string key;
+  if (!read_idempotency_key(req, key)) {
+    return;
+  }
+  auto body = parse_body(req.body());
+  if (!body) {
+    respond(400, error_body(body.error()));
+    return;
+  }
+  auto writes =
+      parse_cross_unit_batch(*space, std::move(body.value()), key, ctx_.rt.record_limits());
+  if (!writes) {
+    respond(400, error_body(writes.error()));
+    return;
+  }
+  dispatch_batch(std::move(writes.value()));
+}
+
+void http_session::dispatch_batch(std::vector<actors::write_command> writes) {
+  // Its writes go to several units, so nothing read after it may be applied before its answer.
+  follow_unit_.reset();
+  auto& slot = answers_.emplace_back();
+  struct gather {
+    std::vector<std::optional<core::result<actors::write_outcome>>> outcomes;
+    std::atomic<std::size_t> left;
+  };
+  auto g = std::make_shared<gather>();
+  g->outcomes.resize(writes.size());
+  g->left = writes.size();
+  auto self = shared_from_this();
+  auto finish = [self, g, &slot, version = version_, keep = keep_alive_,
+                 correlation = correlation_]() {
+    bool replayed = std::all_of(g->outcomes.begin(), g->outcomes.end(),
+                                [](const auto& o) { return o && *o && (*o)->replayed; });
+    auto body = cross_unit_batch_answer(g->outcomes);
+    asio::post(self->stream_.get_executor(), [self, &slot, version, keep, correlation, replayed,
+                                              body = std::move(body)]() mutable {
+      self->fill_answer(slot, version, keep, correlation, 200, std::move(body), replayed);
+    });
+  };
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    // Checked as a whole by parse_cross_unit_batch; each answer fills its own place, and the
+    // last one (on whichever actor thread) writes the answer.
+    ctx_.rt.submit_checked(std::move(writes[i]),
+                           [g, i, finish](core::result<actors::write_outcome> r) {
+                             g->outcomes[i] = std::move(r);
+                             if (g->left.fetch_sub(1) == 1) {
+                               finish();
+                             }
+                           });
+  }
+}
+
 void http_session::dispatch_write(actors::write_command cmd) {
   // Another request may be read before this one is answered only when the next one can be
   // applied after it without waiting: a keep-alive HTTP/1.1 connection whose writes all go to
@@ -1091,6 +1176,12 @@ void http_session::answer_write(std::optional<http::response<http::string_body>>
                                   {"correlation", correlation},
                                   {"remote", remote_}});
   }
+  fill_answer(slot, version, keep_alive, correlation, status, std::move(body), replayed);
+}
+
+void http_session::fill_answer(std::optional<http::response<http::string_body>>& slot,
+                               unsigned version, bool keep_alive, const std::string& correlation,
+                               unsigned status, std::string body, bool replayed) {
   auto& res = slot.emplace();
   res.version(version);
   res.result(status);

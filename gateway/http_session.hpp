@@ -87,6 +87,19 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool may_follow(const http::request<http::string_body>& req) const;
   /// Applies the write `cmd` (routed and checked), its answer queued in request order.
   void dispatch_write(actors::write_command cmd);
+  /// Reads the request's Idempotency-Key into `key` (left as is without one); false after
+  /// answering 400 request.invalid_idempotency_key.
+  bool read_idempotency_key(const http::request<http::string_body>& req, std::string& key);
+  /// `POST /v1/spaces/{space}/batch` (gateway/cross_unit_batch.hpp); `space` is its route match.
+  void handle_cross_unit_batch(const http::request<http::string_body>& req,
+                               core::result<std::string> space);
+  /// Applies a cross-unit batch's writes (each checked) side by side; one answer when the last
+  /// is answered, queued in request order.
+  void dispatch_batch(std::vector<actors::write_command> writes);
+  /// Fills an answer slot with a JSON answer of the write API.
+  void fill_answer(std::optional<http::response<http::string_body>>& slot, unsigned version,
+                   bool keep_alive, const std::string& correlation, unsigned status,
+                   std::string body, bool replayed);
   /// Reads on after a write was dispatched, if more may follow it.
   void read_ahead();
   /// Reads on if reading paused at the bound and an answer written has made room.

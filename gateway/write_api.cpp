@@ -2,6 +2,7 @@
 //   PUT|PATCH|DELETE /v1/spaces/{space}/objects/{objectId}  (PATCH: an RFC 6902 JSON Patch)
 //   PUT|PATCH|DELETE /v1/spaces/{space}/objects/{objectId}/datasets/{dataset}/records/{id}
 //   POST        /v1/spaces/{space}/objects/{objectId}/datasets/{dataset}/records
+// (POST /v1/spaces/{space}/batch, writes to several datasets, is gateway/cross_unit_batch.)
 #include "gateway/write_api.hpp"
 
 #include "core/document_check.hpp"

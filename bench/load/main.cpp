@@ -5,8 +5,11 @@
 //             --port P [--write-port P2] [--subscribers N] [--keys K] [--streams R] [--publishers
 //             P]
 //             [--rates 100,200,0] [--step-seconds S] [--payload BYTES] [--sources 4]
-//             [--server-pid PID] [--hold-seconds S] [--window W] [--label TEXT]
+//             [--server-pid PID] [--hold-seconds S] [--window W] [--label TEXT] [--batch N]
 //             [--writes-file PATH [--wait-ready N] | --passive --writes-file PATH]
+//
+// --batch N (Weir, manykeys): each publisher sends its writes as cross-unit batches
+// (POST /v1/spaces/bench/batch) of up to N writes gathered in one tick, instead of one PUT each.
 //
 // Exit status 0 only when every subscriber got ready and every step delivered exactly
 // subscribers × writes frames, none lost, none out of order.
@@ -28,6 +31,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -52,6 +56,7 @@ struct options {
   int streams = -1;  // per key; default: 8 for fanout, 1 otherwise
   int publishers = 8;
   int window = 32;  // writes per key owed to subscribers in the as-fast-as-possible step
+  int batch = 1;    // > 1: writes go out as cross-unit batches of up to this many (manykeys)
   std::vector<int> rates{0};
   double step_seconds = 3;
   std::size_t payload = 150;
@@ -120,6 +125,8 @@ options parse(int argc, char** argv) {
       o.publishers = num();
     else if (a == "--window")
       o.window = num();
+    else if (a == "--batch")
+      o.batch = num();
     else if (a == "--step-seconds")
       o.step_seconds = std::atof(v.c_str());
     else if (a == "--payload")
@@ -149,6 +156,10 @@ options parse(int argc, char** argv) {
   }
   if (o.streams < 0)
     o.streams = o.workload == "fanout" ? 8 : 1;
+  if (o.batch < 1 || o.batch > 1000)
+    usage("--batch is 1..1000 (the node's bound on writes per batch)");
+  if (o.batch > 1 && (o.workload != "manykeys" || o.server != server_kind::weir))
+    usage("--batch is for Weir's manykeys workload");
   if (o.subscribers < 1 || o.keys < 1 || o.streams < 1 || o.publishers < 1 || o.sources < 1)
     usage("counts must be positive");
   if (!o.writes_file.empty() && (o.workload != "fanout" || o.keys != 1))
@@ -290,6 +301,19 @@ class bench_run {
     int key = g / o_.streams, r = g % o_.streams;
     owed_ += subs_per_key_[static_cast<std::size_t>(key)];
     auto seq = ++seq_[static_cast<std::size_t>(g)];
+    if (o_.batch > 1) {
+      auto& b = batches_[static_cast<std::size_t>(g % o_.publishers)];
+      for (const auto& w : b) {
+        if (w.g == g) {  // one write per record in a batch: send what is gathered first
+          flush(g % o_.publishers);
+          break;
+        }
+      }
+      b.push_back({g, seq});
+      if (static_cast<int>(b.size()) >= o_.batch)
+        flush(g % o_.publishers);
+      return;
+    }
     auto& pipe = pubs_[static_cast<std::size_t>(g % o_.publishers)];
     ++sent_;
     pipe->send([this, key, r, seq] { return request_for(key, r, seq); },
@@ -302,6 +326,63 @@ class bench_run {
                    owed_ -= subs_per_key_[static_cast<std::size_t>(key)];  // no frames will come
                  }
                });
+  }
+
+  struct batched {
+    int g;
+    std::uint64_t seq;
+  };
+
+  /// Sends publisher `p`'s gathered writes as one cross-unit batch, a write per key (its
+  /// records in one upsert).
+  void flush(int p) {
+    auto& b = batches_[static_cast<std::size_t>(p)];
+    if (b.empty())
+      return;
+    auto writes = std::make_shared<std::vector<batched>>(std::move(b));
+    b.clear();
+    sent_ += writes->size();
+    pubs_[static_cast<std::size_t>(p)]->send(
+        [this, writes] {
+          std::map<int, std::string> by_key;
+          for (const auto& w : *writes) {
+            int key = w.g / o_.streams, r = w.g % o_.streams;
+            auto rec = make_record(r, w.seq, mono_ns(), o_.payload);
+            rec.insert(1, "\"id\":\"r" + std::to_string(r) + "\",");
+            auto& upsert = by_key[key];
+            upsert += (upsert.empty() ? "" : ",") + rec;
+          }
+          std::string body = "{\"writes\":[";
+          bool first = true;
+          for (const auto& [key, upsert] : by_key) {
+            body += (first ? "" : ",") + std::string{"{\"objectId\":\""} + key_name(key) +
+                    "\",\"dataset\":\"items\",\"upsert\":[" + upsert + "]}";
+            first = false;
+          }
+          body += "]}";
+          return "POST /v1/spaces/bench/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                 "application/json\r\nContent-Length: " +
+                 std::to_string(body.size()) + "\r\n\r\n" + body;
+        },
+        [this, writes](unsigned status) {
+          // 200 answers the batch; a write in it that failed sends no frame, which the step
+          // counts as lost.
+          for (const auto& w : *writes) {
+            int key = w.g / o_.streams;
+            if (status >= 200 && status < 300) {
+              ++acked_[static_cast<std::size_t>(key)];
+              ++acked_total_;
+            } else {
+              ++write_errors_;
+              owed_ -= subs_per_key_[static_cast<std::size_t>(key)];
+            }
+          }
+        });
+  }
+
+  void flush_all() {
+    for (int p = 0; p < o_.publishers && o_.batch > 1; ++p)
+      flush(p);
   }
 
   int pick_stream(int publisher) {
@@ -324,9 +405,10 @@ class bench_run {
       int p = next_pub_++ % o_.publishers;
       int g = pick_stream(p);
       if (g < 0)
-        return;
+        break;
       write(g);
     }
+    flush_all();
   }
 
   awaitable<bool> seed() {
@@ -596,6 +678,7 @@ class bench_run {
           if (g >= 0)
             write(g);
         }
+        flush_all();
         co_await sleep_ms(1);
       }
     }
@@ -768,6 +851,7 @@ class bench_run {
   std::vector<std::shared_ptr<subscriber>> subs_;
   std::vector<std::uint64_t> seq_, acked_, subs_per_key_;
   std::vector<std::uint64_t> rr_ = std::vector<std::uint64_t>(1024, 0);
+  std::vector<std::vector<batched>> batches_ = std::vector<std::vector<batched>>(1024);
   std::mt19937_64 rng_{42};
   std::uint64_t sent_ = 0, acked_total_ = 0, write_errors_ = 0;
   int seeded_ = 0, seed_done_ = 0;
