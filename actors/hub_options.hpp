@@ -29,6 +29,9 @@ struct hub_options {
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;
   std::int64_t health_interval_ms = 1000;  ///< how often a health-feed subscription samples
+  /// How long an AG-UI agent run (`POST …/agent`) streams before RUN_FINISHED
+  /// (query.agentRunMaxMs).
+  std::int64_t agent_run_max_ms = 3600000;
   /// Authentication is configured (auth.jwt): the health feed then needs a signed-in caller
   /// (arc-hub decision 7) instead of showing anonymous callers their own address's connections.
   bool authentication = false;

@@ -591,6 +591,10 @@ void runtime::resync_replica(const replica_handle& h) {
   impl_->send_to_live_shard({h.space, h.object}, resync_msg{h.key, h.token});
 }
 
+bool runtime::store_holds_nul_characters() const {
+  return impl_->store.holds_nul_characters();
+}
+
 const char* runtime::store_backend() const {
   return impl_->store.backend();
 }

@@ -133,6 +133,8 @@ class runtime {
 
   /// The store backend this node runs on (`embedded`, `postgres`), for /cluster/health.
   const char* store_backend() const;
+  /// Whether the store holds strings with U+0000 (PostgreSQL's jsonb does not).
+  bool store_holds_nul_characters() const;
   /// The store's change capture (the reader, its lag), for /cluster/health.
   store::capture_status store_capture() const;
   /// The store's connections (reconnects, the last failure to reach the database).

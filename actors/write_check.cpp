@@ -8,6 +8,9 @@
 #include "core/json_patch.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
+#include "core/version_id.hpp"
+
+#include <boost/json/serialize.hpp>
 
 namespace weir::actors {
 namespace {
@@ -140,6 +143,51 @@ core::result<void> check_write(const write_command& cmd, const core::document_li
     case write_kind::delete_object_document:
     case write_kind::refresh_records:
       return {};
+  }
+  return {};
+}
+
+core::result<void> check_batch_as_stored(const write_command& cmd,
+                                         const core::document_limits& limits, bool nul_allowed) {
+  const auto* up = cmd.body.get_object().if_contains("upsert");
+  if (up == nullptr) {
+    return {};
+  }
+  // `,"_ver":{"id":"…"}` at its longest; without the comma when it is the only member.
+  constexpr std::size_t stamp =
+      std::string_view{R"(,"_ver":{"id":""})"}.size() + core::max_version_id_size;
+  std::size_t i = 0;
+  for (const auto& item : up->get_array()) {
+    auto rec = item.get_object();  // a copy: the client's _ver goes, as the owner drops it
+    rec.erase("_ver");
+    const std::string_view id = rec.at("id").get_string();
+    auto text = boost::json::serialize(rec);
+    auto at = [&](core::error e) {
+      e.details["index"] = i;
+      return e;
+    };
+    if (auto bytes = text.size() + stamp - (rec.empty() ? 1 : 0); bytes > limits.max_bytes) {
+      auto e = core::record_too_large(bytes, limits, id);
+      e.message = "record '" + std::string{id} + "' would be up to " + std::to_string(bytes) +
+                  " bytes with its _ver stamp; at most " + std::to_string(limits.max_bytes) +
+                  " are allowed (records.maxBytes)";
+      return at(std::move(e));
+    }
+    if (rec.size() + 1 > limits.max_members) {
+      return at(core::make_error(
+          "record.too_many_members",
+          "the record has " + std::to_string(rec.size() + 1) + " members with its _ver; at most " +
+              std::to_string(limits.max_members) + " are allowed (records.maxMembers)",
+          {{"path", ""}, {"max", limits.max_members}}));
+    }
+    if (!nul_allowed && core::contains_nul_character(text)) {
+      return at(core::make_error("record.unsupported_character",
+                                 "this node's store (PostgreSQL jsonb) cannot hold the character "
+                                 "U+0000 (\\u0000) in a string; remove it from record '" +
+                                     std::string{id} + "'",
+                                 {{"id", id}}));
+    }
+    ++i;
   }
   return {};
 }

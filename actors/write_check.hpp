@@ -19,4 +19,13 @@ namespace weir::actors {
 /// `record.invalid_number`). Nothing is applied when it fails.
 core::result<void> check_write(const write_command& cmd, const core::document_limits& limits);
 
+/// What the owning shard checks of a batch's records once they are stamped (the size and the
+/// member count with `_ver`, and on a store that cannot hold U+0000, its absence), checked
+/// before any unit takes the write: a cross-unit batch refuses the whole request when one of
+/// its writes would fail them. The stamp's size is taken at its largest (a versionId of 12
+/// characters), so a record within 12 bytes of records.maxBytes may be refused here that the
+/// owner would have taken. `cmd` is a batch that passed check_write.
+core::result<void> check_batch_as_stored(const write_command& cmd,
+                                         const core::document_limits& limits, bool nul_allowed);
+
 }  // namespace weir::actors

@@ -72,6 +72,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   h.max_sort_indexes_per_dataset = l.max_sort_indexes_per_dataset;
   h.tombstone_retention_ms = l.tombstone_retention_ms;
   h.health_interval_ms = l.health_interval_ms;
+  h.agent_run_max_ms = l.agent_run_max_ms;
   h.shutdown_timeout_ms = l.shutdown_timeout_ms;
   h.authentication = c.auth.authenticator != nullptr;
   return o;

@@ -19,6 +19,14 @@ inline constexpr std::size_t max_idempotency_key_bytes = 255;
 /// outside '!'..'~').
 result<void> check_idempotency_key(std::string_view key);
 
+/// The key a write of a cross-unit batch sent under `key` is remembered by in its unit: "batch-"
+/// and 32 hex digits of SHA-256 over the key, the write's object and its dataset. It depends on
+/// the write's target, not its place in the batch (a batch resent in another order, or a write
+/// resent in another batch under the same key, is applied at most once), and it is a valid key
+/// of fixed length whatever the caller's key (a forwarded write's key is checked again).
+std::string batch_write_key(std::string_view key, std::string_view object,
+                            std::string_view dataset);
+
 /// A stable fingerprint of a write request: its kind, target and body text (the same on every
 /// member and build, since a retry may reach another member after a failover).
 std::uint64_t write_fingerprint(int kind, std::string_view object, std::string_view dataset,

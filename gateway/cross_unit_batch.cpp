@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/write_check.hpp"
+#include "core/idempotency_key.hpp"
 #include "core/record_rules.hpp"
 #include "core/url.hpp"
 #include "gateway/http_errors.hpp"
@@ -41,7 +42,7 @@ std::optional<core::result<std::string>> match_cross_unit_batch(std::string_view
 
 core::result<std::vector<actors::write_command>> parse_cross_unit_batch(
     const std::string& space, boost::json::value body, std::string_view idempotency_key,
-    const core::document_limits& limits) {
+    const core::document_limits& limits, bool nul_allowed) {
   auto* root = body.if_object();
   if (root == nullptr) {
     return core::make_error("request.not_object", "a batch body must be a JSON object");
@@ -126,6 +127,9 @@ core::result<std::vector<actors::write_command>> parse_cross_unit_batch(
     if (auto ok = actors::check_write(cmd, limits); !ok) {
       return at_write(std::move(ok).error(), i);
     }
+    if (auto ok = actors::check_batch_as_stored(cmd, limits, nul_allowed); !ok) {
+      return at_write(std::move(ok).error(), i);
+    }
     if (auto [it, fresh] = targets.emplace(std::pair{cmd.object, cmd.dataset}, i); !fresh) {
       return at_write(
           core::make_error(
@@ -136,7 +140,7 @@ core::result<std::vector<actors::write_command>> parse_cross_unit_batch(
           i);
     }
     if (!idempotency_key.empty()) {
-      cmd.idempotency_key = std::string{idempotency_key} + "#" + std::to_string(i);
+      cmd.idempotency_key = core::batch_write_key(idempotency_key, cmd.object, cmd.dataset);
     }
     out.push_back(std::move(cmd));
   }

@@ -30,15 +30,17 @@ std::optional<core::result<std::string>> match_cross_unit_batch(std::string_view
                                                                 std::string_view path);
 
 /// The writes of a cross-unit batch body, each checked as runtime::submit would check it
-/// (actors::check_write against `limits`), so that a bad request is refused before any unit
-/// takes any of it. `idempotency_key` ("" none) gives write i the key `<key>#<i>` in its unit.
+/// (actors::check_write against `limits`) and as its owner will check its records once stamped
+/// (actors::check_batch_as_stored; `nul_allowed`: the store holds U+0000), so that a bad request
+/// is refused before any unit takes any of it. `idempotency_key` ("" none) gives each write the
+/// key core::batch_write_key derives from it and the write's target.
 /// Errors (all 400; a write's own error carries `details.write`, its index in `writes`):
 /// request.not_object, request.unknown_field, request.missing_field, request.invalid_field,
 /// batch.too_many_writes, batch.duplicate_target (the same objectId and dataset twice), and every
 /// error of a single batch (`POST …/records`).
 core::result<std::vector<actors::write_command>> parse_cross_unit_batch(
     const std::string& space, boost::json::value body, std::string_view idempotency_key,
-    const core::document_limits& limits);
+    const core::document_limits& limits, bool nul_allowed = true);
 
 /// The answer to a cross-unit batch whose writes were all submitted: `{"writes":[…],"failed":n}`,
 /// write i's outcome at index i, `{"status":200,"versionId":…}` (with `"replayed":true` when it

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <utility>
 
 #include <boost/json/serialize.hpp>
@@ -398,13 +399,25 @@ void http_session::handle(http::request<http::string_body>&& req) {
   }
   if (auto st = match_state_route(std::string_view{req.method_string()}, path)) {
     if (!*st) {
-      respond(405, error_body(st->error()), false, "GET, HEAD");
+      const auto& allow = st->error().details.at("allow").as_string();
+      respond(405, error_body(st->error()), false, std::string_view{allow});
       return;
     }
     if (refuse_for_space(req, (*st)->space, core::space_access::read)) {
       return;
     }
-    handle_state(req, std::move(st->value()));
+    std::optional<agent_run> run;
+    if ((*st)->agent) {
+      auto body = parse_body(req.body());
+      auto input = body ? parse_run_agent_input(body.value())
+                        : core::result<agent_run>{std::move(body).error()};
+      if (!input) {
+        respond(400, error_body(input.error()));
+        return;
+      }
+      run = std::move(input.value());
+    }
+    handle_state(req, std::move(st->value()), std::move(run));
     return;
   }
   if (auto w = match_windowed_route(std::string_view{req.method_string()}, path)) {
@@ -679,10 +692,11 @@ void http_session::handle_windowed(http::request<http::string_body>& req, window
       });
 }
 
-void http_session::handle_state(const http::request<http::string_body>& req, state_route route) {
+void http_session::handle_state(const http::request<http::string_body>& req, state_route route,
+                                std::optional<agent_run> run) {
   // An AG-UI state stream of one object's property document: the space must exist (404
   // space.not_found, as on the windowed API); the object need not (its state is `{}` until it
-  // has a document).
+  // has a document). An agent run is the same stream between RUN_STARTED and RUN_FINISHED.
   if (ctx_.draining) {
     respond(503, error_body(core::make_error("server.draining",
                                              "this node is shutting down; retry on another")));
@@ -703,7 +717,8 @@ void http_session::handle_state(const http::request<http::string_body>& req, sta
     respond(400, error_body(ok.error()));
     return;
   }
-  state_target target{std::move(route.space), std::move(route.object), std::nullopt};
+  state_target target{std::move(route.space), std::move(route.object), std::nullopt,
+                      std::move(run)};
   if (const auto* rule = core::space_rule_for(ctx_.opts.spaces, target.space);
       rule && !rule->read.anonymous()) {
     target.expires_at = id_.who->expires_at;
@@ -1044,6 +1059,10 @@ void http_session::handle_cross_unit_batch(const http::request<http::string_body
   if (refuse_for_space(req, *space, core::space_access::write)) {
     return;
   }
+  if (auto ok = core::validate_id(*space, "space"); !ok) {
+    respond(400, error_body(ok.error()));
+    return;
+  }
   if (ctx_.draining) {
     respond(503, error_body(core::make_error("server.draining",
                                              "this node is shutting down; retry on another")));
@@ -1059,9 +1078,10 @@ void http_session::handle_cross_unit_batch(const http::request<http::string_body
     return;
   }
   auto writes =
-      parse_cross_unit_batch(*space, std::move(body.value()), key, ctx_.rt.record_limits());
+      parse_cross_unit_batch(*space, std::move(body.value()), key, ctx_.rt.record_limits(),
+                             ctx_.rt.store_holds_nul_characters());
   if (!writes) {
-    respond(400, error_body(writes.error()));
+    respond(status_for(writes.error()), error_body(writes.error()));
     return;
   }
   dispatch_batch(std::move(writes.value()));
@@ -1069,6 +1089,8 @@ void http_session::handle_cross_unit_batch(const http::request<http::string_body
 
 void http_session::dispatch_batch(std::vector<actors::write_command> writes) {
   // Its writes go to several units, so nothing read after it may be applied before its answer.
+  // (parse_cross_unit_batch never gives none: the last answer writes the answer.)
+  assert(!writes.empty());
   follow_unit_.reset();
   auto& slot = answers_.emplace_back();
   struct gather {

@@ -69,7 +69,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void on_snapshot_failed(const std::string& reason);
   class snapshot_sink;
   void handle_windowed(http::request<http::string_body>& req, windowed_route route);
-  void handle_state(const http::request<http::string_body>& req, state_route route);
+  void handle_state(const http::request<http::string_body>& req, state_route route,
+                    std::optional<agent_run> run);
   void windowed_in_space(std::string body, windowed_route route);
   void on_windowed_snapshot(std::shared_ptr<const std::string> body,
                             std::optional<core::error> error);

@@ -18,6 +18,7 @@
 #include "actors/direct_query.hpp"
 #include "core/query_definition.hpp"
 #include "gateway/http_server.hpp"
+#include "gateway/state_routes.hpp"
 #include "gateway/traffic_stats.hpp"
 
 namespace weir::gateway {
@@ -30,6 +31,9 @@ struct state_target {
   std::string object;
   /// When the credential the space's read rule needed expires (the stream ends then).
   std::optional<std::int64_t> expires_at;
+  /// An AG-UI agent run (`POST …/agent`): RUN_STARTED first, RUN_FINISHED after
+  /// query.agentRunMaxMs.
+  std::optional<agent_run> run;
 };
 
 /// A direct per-query stream (arc-hub §10): which query, with which arguments, and the

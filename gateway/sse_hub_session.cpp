@@ -129,10 +129,66 @@ void sse_hub_session::run_state() {
   }
   direct_query_ = std::move(q.value());
   ctx_.add(shared_from_this());
+  if (d.state->run) {
+    // AG-UI's run lifecycle around the state stream: RUN_STARTED is written before the
+    // snapshot, whatever reaches the queue first; RUN_FINISHED ends the run after
+    // query.agentRunMaxMs (or RUN_ERROR earlier, as on the state stream).
+    const auto& run = *d.state->run;
+    boost::json::object started{
+        {"type", "RUN_STARTED"}, {"threadId", run.thread_id}, {"runId", run.run_id}};
+    if (run.parent_run_id) {
+      started["parentRunId"] = *run.parent_run_id;
+    }
+    run_ = std::make_unique<agent_run_state>(agent_run_state{
+        std::string{data_prefix} + boost::json::serialize(started) + std::string{event_end}, true,
+        asio::steady_timer{stream_.get_executor()}});
+    run_->timer.expires_after(std::chrono::milliseconds{ctx_.rt.hub().agent_run_max_ms});
+    run_->timer.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) {
+        self->end_run();
+      }
+    });
+  }
   write_stream_header();
   do_read();
   if (d.state->expires_at) {
     arm_expiry(*d.state->expires_at);
+  }
+}
+
+void sse_hub_session::cancel_timers() {
+  expiry_.cancel();
+  if (run_) {
+    run_->timer.cancel();
+  }
+}
+
+void sse_hub_session::end_run() {
+  if (closing_ || closed_) {
+    return;
+  }
+  direct_query_.reset();  // nothing more of the document: its liveness flag is cleared first
+  const auto& run = *direct_->state->run;
+  // What is queued goes out first, so the client's state is the document's as of the end. A
+  // client too far behind to take one more event gets RUN_ERROR instead, superseding what
+  // waits: a RUN_FINISHED after dropped deltas would leave it holding a state it cannot tell
+  // is stale.
+  auto finished = actors::outbound_frame::text(boost::json::serialize(boost::json::object{
+      {"type", "RUN_FINISHED"}, {"threadId", run.thread_id}, {"runId", run.run_id}}));
+  if (queue_.push(std::move(finished), ctx_.rt.hub()) != outbound_queue::push_result::queued) {
+    queue_.push_superseding(
+        actors::outbound_frame::text(
+            R"({"type":"RUN_ERROR","message":"the run ended while this client was still behind )"
+            R"(on its changes; run again for the current state","code":"stream.lagged"})"),
+        ctx_.rt.hub());
+  }
+  closing_ = true;
+  finish_after_queue_ = true;
+  inbox_.close();
+  keep_alive_.cancel();
+  expiry_.cancel();
+  if (!writing_ && header_done_) {
+    do_write();
   }
 }
 
@@ -228,7 +284,7 @@ void sse_hub_session::do_read() {
                             if (ec) {
                               self->closed_ = true;
                               self->keep_alive_.cancel();
-                              self->expiry_.cancel();
+                              self->cancel_timers();
                               self->inbox_.close();
                               if (!self->writing_) {
                                 self->queue_.clear();
@@ -343,6 +399,11 @@ bool sse_hub_session::write_batch() {
   for (;;) {
     pieces.clear();
     pieces.emplace_back();  // the chunk-size line, filled in below
+    if (run_ && run_->started_pending) {
+      run_->started_pending = false;
+      pieces.push_back(asio::buffer(run_->started));
+      bytes += run_->started.size();
+    }
     delivery_batch counted{actors::steady_now_ns()};
     queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
       counted.add(data_prefix.size() + f.size() + event_end.size(), f.origin_ns);
@@ -441,7 +502,7 @@ void sse_hub_session::close_at(std::optional<bound_close> bound, std::uint16_t c
         }
         self->inbox_.close();
         self->keep_alive_.cancel();
-        self->expiry_.cancel();
+        self->cancel_timers();
         self->queue_.drop_unstarted();
         if (self->direct_ && self->direct_->state) {
           const char* error = code == 1001   ? "server.shutdown"
@@ -507,6 +568,9 @@ void sse_hub_session::end_unauthorized() {
     return;
   }
   direct_query_.reset();  // nothing more of the query: its liveness flag is cleared first
+  if (run_) {
+    run_->timer.cancel();
+  }
   if (direct_ && direct_->state) {
     // AG-UI has no unauthorized event; RUN_ERROR is its terminal error. It supersedes whatever
     // waits (those frames are dead: the query's liveness flag was cleared), so a full queue

@@ -92,6 +92,11 @@ class sse_hub_session : public actors::frame_sink,
   /// isAuthorized:false QueryResult and ends (arc-hub §10).
   void arm_expiry(std::int64_t expires_at);
   void end_unauthorized();
+  /// An agent run's end after query.agentRunMaxMs: RUN_FINISHED after what is queued, then the
+  /// stream ends.
+  void end_run();
+  /// Stops the credential-expiry and run timers (their handlers hold the session).
+  void cancel_timers();
   // keep_alive_timer's questions and its action (§6).
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
@@ -125,6 +130,14 @@ class sse_hub_session : public actors::frame_sink,
   bool finish_after_queue_ = false;  // closing, but what is queued still goes out first
   bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
   asio::steady_timer expiry_;
+  /// An AG-UI agent run (`POST …/agent`): its RUN_STARTED event, written before any frame, and
+  /// the timer that ends the run. Made only for runs: a plain stream holds a null pointer.
+  struct agent_run_state {
+    std::string started;  // "data: {RUN_STARTED}\n\n"; its bytes outlive a partial write
+    bool started_pending = true;
+    asio::steady_timer timer;
+  };
+  std::unique_ptr<agent_run_state> run_;
   // The batch being written: its frames stay at the queue's front until the write completes.
   unsent_batch unsent_;  // the rest of a batch the socket did not take at once
   /// Writes what the socket did not take at once, dropping a peer that takes nothing for

@@ -643,15 +643,27 @@ result<void> read_cluster(std::string_view file, const json::object& root, clust
 
 result<void> read_hub(std::string_view file, const json::object& root, hub_limits& hub) {
   constexpr std::int64_t mib = 1 << 20;
-  auto s = open_section(
-      file, root, "query",
-      {"keepAliveIntervalMs", "maxObservableHubConnections", "maxObservableHubConnectionsPerCaller",
-       "maxObservableHubConnectionsPerAddress", "maxObservableHubSubscriptionsPerConnection",
-       "maxObservableSubscriptions", "maxObservableSubscriptionsPerCaller",
-       "maxObservableInboundFrames", "maxObservableOutboundFrames",
-       "maxObservableInboundFrameBytes", "maxObservableOutboundFrameBytes", "maxOutboundQueueBytes",
-       "maxObservableTombstones", "tombstoneRetentionMs", "observableShutdownTimeoutMs",
-       "healthIntervalMs", "allowedOrigins", "allowNullOrigin", "maxSortIndexesPerDataset"});
+  auto s = open_section(file, root, "query",
+                        {"keepAliveIntervalMs",
+                         "maxObservableHubConnections",
+                         "maxObservableHubConnectionsPerCaller",
+                         "maxObservableHubConnectionsPerAddress",
+                         "maxObservableHubSubscriptionsPerConnection",
+                         "maxObservableSubscriptions",
+                         "maxObservableSubscriptionsPerCaller",
+                         "maxObservableInboundFrames",
+                         "maxObservableOutboundFrames",
+                         "maxObservableInboundFrameBytes",
+                         "maxObservableOutboundFrameBytes",
+                         "maxOutboundQueueBytes",
+                         "maxObservableTombstones",
+                         "tombstoneRetentionMs",
+                         "observableShutdownTimeoutMs",
+                         "healthIntervalMs",
+                         "allowedOrigins",
+                         "allowNullOrigin",
+                         "maxSortIndexesPerDataset",
+                         "agentRunMaxMs"});
   if (!s) {
     return std::move(s).error();
   }
@@ -695,6 +707,8 @@ result<void> read_hub(std::string_view file, const json::object& root, hub_limit
   WEIR_TRY(assign(*s, "tombstoneRetentionMs", 1, 86400000, hub.tombstone_retention_ms));
   WEIR_TRY(assign(*s, "observableShutdownTimeoutMs", 0, 600000, hub.shutdown_timeout_ms));
   WEIR_TRY(assign(*s, "healthIntervalMs", 10, 60000, hub.health_interval_ms));
+  // Not in Arc: an AG-UI agent run over a state stream ends with RUN_FINISHED after this long.
+  WEIR_TRY(assign(*s, "agentRunMaxMs", 100, 86400000, hub.agent_run_max_ms));
   // Browser origins trusted besides the request's own (arc-hub §8): exact origins such as
   // "https://app.example.com", without paths.
   if (const auto* v = s->get("allowedOrigins")) {

@@ -44,6 +44,7 @@ struct hub_limits {
   /// healthIntervalMs (Weir's own), 10..60000: how often a health-feed subscription samples its
   /// caller's connections; it emits only when they changed.
   std::int64_t health_interval_ms = 1000;
+  std::int64_t agent_run_max_ms = 3600000;  ///< agentRunMaxMs, 100..86400000
   /// allowedOrigins: browser origins trusted besides the request's own (arc-hub §8).
   std::vector<std::string> allowed_origins;
   bool allow_null_origin = false;  ///< allowNullOrigin: trust `Origin: null`

@@ -1,7 +1,10 @@
 // The AG-UI state stream read by AG-UI's own client from npm (@ag-ui/client, run by Node.js from
 // tests/node/ag_ui_state_client.mjs): every event passes @ag-ui/core's schema, and the state the
 // client builds with its own defaultApplyEvents ends equal to a fresh query after random writes
-// (PUTs, JSON Patches, deletes) on one node and through a remote owner in a cluster.
+// (PUTs, JSON Patches, deletes) on one node and through a remote owner in a cluster. And the
+// agent endpoint read by AG-UI's main client API, HttpAgent.runAgent
+// (tests/node/ag_ui_agent_client.mjs): RUN_STARTED with the input's ids, a snapshot and deltas
+// that keep the agent's state equal to the document, RUN_FINISHED after query.agentRunMaxMs.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -9,6 +12,7 @@
 #include "cluster_support.hpp"
 #include "patch_follower.hpp"
 #include "process_support.hpp"
+#include "sse_test_support.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -83,6 +87,117 @@ TEST(AgUiClient, TheNpmClientFollowsAStateStreamThroughARemoteOwner) {
   follow_with_the_npm_client(
       "http://127.0.0.1:" + std::to_string(cl.port(gateway)) + "/v1/spaces/t/objects/doc1/state",
       writer, cl.port(gateway), 40);
+}
+
+std::function<bool(const std::string&)> of_type(const std::string& type) {
+  return [type](const std::string& line) {
+    boost::system::error_code ec;
+    auto v = json::parse(line, ec);
+    return !ec && v.is_object() && v.as_object().contains("type") &&
+           v.as_object().at("type").as_string() == type;
+  };
+}
+
+TEST(AgUiClient, HttpAgentRunsAgainstTheAgentEndpointAndFollowsTheDocument) {
+  ASSERT_STRNE(WEIR_NODE, "") << "Node.js is needed for this test: scripts/setup installs it";
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query:\n  agentRunMaxMs: 6000\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");  // the space exists
+  random_document_writer writer{port, "o1", 2525};
+  writer.step();
+  child_process client{
+      {WEIR_NODE, WEIR_AG_UI_AGENT_CLIENT,
+       "http://127.0.0.1:" + std::to_string(port) + "/v1/spaces/t/objects/o1/agent"}};
+  auto fail = [&] { return "client stderr:\n" + client.stderr_text(); };
+  auto started = client.wait_line(of_type("RUN_STARTED"), 20s);
+  ASSERT_TRUE(started) << fail();
+  // The ids HttpAgent put in its RunAgentInput come back in RUN_STARTED.
+  EXPECT_EQ(json::parse(*started).at("threadId"), "weir-thread");
+  EXPECT_EQ(json::parse(*started).at("runId"), "run-1");
+  ASSERT_TRUE(client.wait_line(state_is(fresh_state(port, "o1")), 20s)) << fail();
+  constexpr int writes = 30;
+  for (int i = 0; i < writes; ++i) {
+    ASSERT_FALSE(writer.step().empty());
+  }
+  auto now = client.wait_line(state_is(fresh_state(port, "o1")), 20s);
+  ASSERT_TRUE(now) << fail();
+  EXPECT_GT(json::parse(*now).at("deltas").to_number<int>(), writes / 2) << *now;
+  // The run ends when agentRunMaxMs has passed, and runAgent's promise resolves with the
+  // document as its state.
+  ASSERT_TRUE(client.wait_line(of_type("RUN_FINISHED"), 20s)) << fail();
+  auto done = client.wait_line(of_type("done"), 10s);
+  ASSERT_TRUE(done) << fail();
+  EXPECT_EQ(json::parse(*done).at("state"), fresh_state(port, "o1"));
+}
+
+TEST(AgUiClient, TheAgentEndpointFramesARunAroundTheStateStream) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query:\n  agentRunMaxMs: 300\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  auto put = http(port, "PUT", "/v1/spaces/t/objects/doc", R"({"title":"x"})");
+  ASSERT_EQ(put.status, 200u) << put.body;
+  const std::string path = "/v1/spaces/t/objects/doc/agent";
+  const header_list h{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+  // A run reads as a whole: RUN_STARTED with the input's ids, the snapshot, RUN_FINISHED once
+  // the run's time is up, then the end of the stream. The input's state does not matter.
+  auto r = http_exact(port, "POST", path,
+                      R"({"threadId":"th","runId":"r1","parentRunId":"p0","state":{"x":1},)"
+                      R"("messages":[],"tools":[],"context":[],"forwardedProps":{}})",
+                      h);
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.header("content-type"), "text/event-stream; charset=utf-8");
+  std::vector<json::object> events;
+  std::size_t at = 0;
+  while (at < r.body.size()) {
+    auto end = r.body.find("\n\n", at);
+    ASSERT_NE(end, std::string::npos) << r.body;
+    ASSERT_EQ(r.body.compare(at, 6, "data: "), 0) << r.body;
+    events.push_back(json::parse(r.body.substr(at + 6, end - at - 6)).as_object());
+    at = end + 2;
+  }
+  ASSERT_EQ(events.size(), 3u) << r.body;
+  EXPECT_EQ(events[0], json::parse(R"({"type":"RUN_STARTED","threadId":"th","runId":"r1",)"
+                                   R"("parentRunId":"p0"})"));
+  EXPECT_EQ(events[1].at("type"), "STATE_SNAPSHOT");
+  EXPECT_EQ(events[1].at("snapshot"), fresh_state(port, "doc"));
+  EXPECT_EQ(events[2], json::parse(R"({"type":"RUN_FINISHED","threadId":"th","runId":"r1"})"));
+
+  // Refused before anything opens, in the write API's error form.
+  auto code_of = [](const raw_response& x) {
+    return std::string{json::parse(x.body).at("error").at("code").as_string()};
+  };
+  for (auto [body, code] : std::vector<std::pair<std::string, std::string>>{
+           {"[]", "request.not_object"},
+           {"{nope", "request.bad_json"},
+           {R"({"runId":"r"})", "request.missing_field"},
+           {R"({"threadId":"t"})", "request.missing_field"},
+           {R"({"threadId":1,"runId":"r"})", "request.invalid_field"},
+           {R"({"threadId":"t","runId":"r","messages":{}})", "request.invalid_field"},
+           {R"({"threadId":"t","runId":"r","parentRunId":5})", "request.invalid_field"},
+       }) {
+    auto bad = http_exact(port, "POST", path, body, h);
+    EXPECT_EQ(bad.status, 400u) << body << " → " << bad.body;
+    EXPECT_EQ(code_of(bad), code) << body << " → " << bad.body;
+  }
+  const std::string input = R"({"threadId":"t","runId":"r","messages":[]})";
+  auto get = http_exact(port, "GET", path, "", h);
+  EXPECT_EQ(get.status, 405u);
+  EXPECT_EQ(get.header("allow"), "POST");
+  auto json_only =
+      http_exact(port, "POST", path, input,
+                 {{"Content-Type", "application/json"}, {"Accept", "application/json"}});
+  EXPECT_EQ(json_only.status, 406u) << json_only.body;
+  auto no_space = http_exact(port, "POST", "/v1/spaces/nothing/objects/doc/agent", input, h);
+  EXPECT_EQ(no_space.status, 404u);
+  EXPECT_EQ(code_of(no_space), "space.not_found");
+  // The state route still takes only GET and HEAD.
+  auto post_state = http_exact(port, "POST", "/v1/spaces/t/objects/doc/state", input, h);
+  EXPECT_EQ(post_state.status, 405u);
+  EXPECT_EQ(post_state.header("allow"), "GET, HEAD");
 }
 
 }  // namespace

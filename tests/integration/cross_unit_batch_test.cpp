@@ -196,6 +196,43 @@ TEST_F(CrossUnitBatch, ABadWriteRefusesTheWholeRequestBeforeAnyUnitTakesIt) {
   EXPECT_EQ(error_of(r).at("code"), "request.bad_json");
 }
 
+TEST(CrossUnitBatchLimits, RecordsTheirOwnerWouldRefuseOnceStampedRefuseTheWholeRequest) {
+  // The owner measures a record with its `_ver` stamp; those checks are made before any unit
+  // takes any write, so no write of a batch is applied when one would be refused there.
+  temp_dir dir;
+  auto node = start_node(dir.path(), "records:\n  maxBytes: 1024\n  maxMembers: 16\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "seed", "items", "s", R"({"n":0})");
+  const std::string good = R"({"objectId":"o1","dataset":"items","upsert":[{"id":"a","n":1}]})";
+  // 1014 bytes as sent: under 1024, over it with the stamp.
+  const std::string near = R"({"id":"b","p":")" + std::string(997, 'x') + R"("})";
+  ASSERT_EQ(near.size(), 1014u);
+  auto r = http(port, "POST", batch_path,
+                R"({"writes":[)" + good + R"(,{"objectId":"o2","dataset":"items","upsert":[)" +
+                    near + "]}]}");
+  EXPECT_EQ(r.status, 413u) << r.body;
+  EXPECT_EQ(error_of(r).at("code"), "record.too_large");
+  EXPECT_EQ(error_of(r).at("details").at("write"), 1);
+  // Sixteen members, seventeen with the stamp's: one over.
+  std::string wide = R"({"id":"c")";
+  for (int i = 0; i < 15; ++i) {
+    wide += ",\"m" + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  wide += "}";
+  r = http(port, "POST", batch_path,
+           R"({"writes":[)" + good + R"(,{"objectId":"o2","dataset":"items","upsert":[)" + wide +
+               "]}]}");
+  EXPECT_EQ(r.status, 400u) << r.body;
+  EXPECT_EQ(error_of(r).at("code"), "record.too_many_members");
+  EXPECT_TRUE(records(port, "o1", "items").empty());
+  EXPECT_TRUE(records(port, "o2", "items").empty());
+  // The same records alone: the single batch route refuses them the same way.
+  auto single = http(port, "POST", "/v1/spaces/t/objects/o2/datasets/items/records",
+                     R"({"upsert":[)" + near + "]}");
+  EXPECT_EQ(single.status, 413u) << single.body;
+}
+
 TEST_F(CrossUnitBatch, AnIdempotencyKeyReplaysEveryWriteOnce) {
   const std::string body = R"({"writes":[
       {"objectId":"k1","dataset":"items","upsert":[{"id":"a","n":1}]},
@@ -214,6 +251,22 @@ TEST_F(CrossUnitBatch, AnIdempotencyKeyReplaysEveryWriteOnce) {
     EXPECT_EQ(w2[i].at("versionId"), w1[i].at("versionId"));
     EXPECT_EQ(w2[i].at("replayed"), true);
   }
+  EXPECT_EQ(records(port, "k1", "items")["a"].at("n"), 10);
+  // The same writes in another order, and one of them alone in a batch, under the same key:
+  // each is remembered by its target, not its place, so nothing is applied again.
+  auto swapped = http(port, "POST", batch_path, R"({"writes":[
+      {"objectId":"k2","dataset":"items","upsert":[{"id":"b","n":2}]},
+      {"objectId":"k1","dataset":"items","upsert":[{"id":"a","n":1}]}]})",
+                      {{"Idempotency-Key", "batch-1"}});
+  ASSERT_EQ(swapped.status, 200u) << swapped.body;
+  EXPECT_EQ(swapped.headers["idempotency-replayed"], "true");
+  EXPECT_EQ(swapped.json().at("writes").at(0).at("versionId"), w1[1].at("versionId"));
+  EXPECT_EQ(swapped.json().at("writes").at(1).at("versionId"), w1[0].at("versionId"));
+  auto alone = http(port, "POST", batch_path, R"({"writes":[
+      {"objectId":"k1","dataset":"items","upsert":[{"id":"a","n":1}]}]})",
+                    {{"Idempotency-Key", "batch-1"}});
+  ASSERT_EQ(alone.status, 200u) << alone.body;
+  EXPECT_EQ(alone.json().at("writes").at(0).at("replayed"), true);
   EXPECT_EQ(records(port, "k1", "items")["a"].at("n"), 10);
   // The same key on another batch: each write says so, nothing applied.
   auto other = http(port, "POST", batch_path,
@@ -277,8 +330,11 @@ TEST(CrossUnitBatchCluster, WritesForOtherMembersUnitsAreForwarded) {
                        {"upsert", json::array{json::object{{"id", "r"}, {"n", owner}}}}});
     }
   }
+  // The longest key a caller may send: each write's derived key is still valid where it is
+  // forwarded to.
   auto r =
-      http(cluster.port(0), "POST", batch_path, json::serialize(json::object{{"writes", writes}}));
+      http(cluster.port(0), "POST", batch_path, json::serialize(json::object{{"writes", writes}}),
+           {{"Idempotency-Key", std::string(255, 'k')}});
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(r.json().at("failed"), 0) << r.body;
   // Every member reads every write (through the owner).

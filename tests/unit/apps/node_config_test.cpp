@@ -45,6 +45,7 @@ query:
   observableShutdownTimeoutMs: 0
   healthIntervalMs: 250
   maxSortIndexesPerDataset: 3
+  agentRunMaxMs: 1500
 queries:
   - name: Demo.Tasks.ObserveByState
     route: /api/demo/tasks/by-state
@@ -102,6 +103,7 @@ TEST(NodeConfigTest, FullConfigLoadsEveryField) {
   EXPECT_EQ(h.tombstone_retention_ms, 5000);
   EXPECT_EQ(h.shutdown_timeout_ms, 0);
   EXPECT_EQ(h.health_interval_ms, 250);
+  EXPECT_EQ(h.agent_run_max_ms, 1500);
   ASSERT_EQ(c.queries.size(), 2u);
   const auto& q = c.queries[0];
   EXPECT_EQ(q.name, "Demo.Tasks.ObserveByState");
@@ -272,18 +274,19 @@ TEST(NodeConfigTest, RangesAreEnforced) {
     long long min;
     long long max;
   };
-  for (auto c : {range_case{"maxObservableHubSubscriptionsPerConnection", 1, 10000},
-                 range_case{"maxObservableHubConnections", 1, 100000},
-                 range_case{"maxObservableHubConnectionsPerCaller", 1, 100000},
-                 range_case{"maxObservableSubscriptions", 1, 100000},
-                 range_case{"maxObservableSubscriptionsPerCaller", 1, 100000},
-                 range_case{"maxObservableInboundFrames", 1, 10000},
-                 range_case{"maxObservableOutboundFrames", 1, 10000},
-                 range_case{"maxObservableInboundFrameBytes", 1, 16 << 20},
-                 range_case{"maxObservableTombstones", 1, 100000},
-                 range_case{"observableShutdownTimeoutMs", 0, 600000},
-                 range_case{"healthIntervalMs", 10, 60000},
-                 range_case{"maxSortIndexesPerDataset", 1, 1024}}) {
+  for (auto c :
+       {range_case{"maxObservableHubSubscriptionsPerConnection", 1, 10000},
+        range_case{"maxObservableHubConnections", 1, 100000},
+        range_case{"maxObservableHubConnectionsPerCaller", 1, 100000},
+        range_case{"maxObservableSubscriptions", 1, 100000},
+        range_case{"maxObservableSubscriptionsPerCaller", 1, 100000},
+        range_case{"maxObservableInboundFrames", 1, 10000},
+        range_case{"maxObservableOutboundFrames", 1, 10000},
+        range_case{"maxObservableInboundFrameBytes", 1, 16 << 20},
+        range_case{"maxObservableTombstones", 1, 100000},
+        range_case{"observableShutdownTimeoutMs", 0, 600000},
+        range_case{"healthIntervalMs", 10, 60000}, range_case{"maxSortIndexesPerDataset", 1, 1024},
+        range_case{"agentRunMaxMs", 100, 86400000}}) {
     const std::string key = c.key;
     EXPECT_TRUE(
         load_config_text("query: { " + key + ": " + std::to_string(c.max) + " }", "w").has_value())

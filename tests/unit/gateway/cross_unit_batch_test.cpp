@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/idempotency_key.hpp"
+
 namespace weir::gateway {
 namespace {
 
@@ -45,10 +47,18 @@ TEST(CrossUnitBatchBody, EachWriteIsTheBatchOfItsDataset) {
   EXPECT_EQ(first.object, "a");
   EXPECT_EQ(first.dataset, "d");
   EXPECT_EQ(first.body, json::parse(R"({"upsert":[{"id":"1"}]})"));
-  EXPECT_EQ(first.idempotency_key, "key-1#0");
+  // Derived from the key and the target, not the place in the batch.
+  EXPECT_EQ(first.idempotency_key, core::batch_write_key("key-1", "a", "d"));
+  EXPECT_EQ(first.idempotency_key.size(), 38u);
+  EXPECT_TRUE(core::check_idempotency_key(first.idempotency_key));
   EXPECT_EQ((*w)[1].object, "b");
   EXPECT_EQ((*w)[1].body, json::parse(R"({"delete":["2"]})"));
-  EXPECT_EQ((*w)[1].idempotency_key, "key-1#1");
+  EXPECT_EQ((*w)[1].idempotency_key, core::batch_write_key("key-1", "b", "e"));
+  EXPECT_NE(core::batch_write_key("key-1", "a", "d"), core::batch_write_key("key-2", "a", "d"));
+  EXPECT_NE(core::batch_write_key("k", "a\0b", "c"), core::batch_write_key("k", "a", "b\0c"));
+  // A caller's longest key still gives a valid one.
+  EXPECT_TRUE(core::check_idempotency_key(
+      core::batch_write_key(std::string(255, 'k'), std::string(256, 'o'), "d")));
   auto plain = parse(R"({"writes":[{"objectId":"a","dataset":"d","delete":[]}]})");
   ASSERT_TRUE(plain);
   EXPECT_EQ((*plain)[0].idempotency_key, "");
@@ -75,6 +85,35 @@ TEST(CrossUnitBatchBody, ErrorsNameTheWrite) {
   EXPECT_TRUE(parse(many + "]}"));
   EXPECT_EQ(parse(many + R"(,{"objectId":"z","dataset":"d","delete":[]}]})").error().code,
             "batch.too_many_writes");
+}
+
+TEST(CrossUnitBatchBody, RecordsAreCheckedAsTheirOwnerWillStoreThem) {
+  core::document_limits limits;
+  limits.max_bytes = 100;
+  limits.max_members = 4;
+  auto with = [&](std::string_view text, bool nul_allowed = true) {
+    return parse_cross_unit_batch("t", json::parse(text), "", limits, nul_allowed);
+  };
+  // 77 bytes as sent; with `,"_ver":{"id":"…"}` at its longest (29 bytes) it would pass 100.
+  std::string pad(60, 'x');
+  auto big = with(R"({"writes":[{"objectId":"a","dataset":"d","upsert":[{"id":"1","p":")" + pad +
+                  R"("}]}]})");
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().code, "record.too_large");
+  EXPECT_EQ(big.error().details.at("write"), 0);
+  EXPECT_EQ(big.error().details.at("index"), 0);
+  // A client's _ver is dropped before it is measured, as the owner drops it.
+  EXPECT_TRUE(with(R"({"writes":[{"objectId":"a","dataset":"d","upsert":[{"id":"1","p":"x",)"
+                   R"("_ver":")" +
+                   std::string(90, 'v') + R"("}]}]})"));
+  // Four members with the stamp's: one more than maxMembers allows.
+  auto wide = with(R"({"writes":[{"objectId":"a","dataset":"d","upsert":[{"id":"1","a":1,"b":2,)"
+                   R"("c":3}]}]})");
+  ASSERT_FALSE(wide);
+  EXPECT_EQ(wide.error().code, "record.too_many_members");
+  auto nul = R"({"writes":[{"objectId":"a","dataset":"d","upsert":[{"id":"1","a":"x\u0000"}]}]})";
+  EXPECT_TRUE(with(nul));
+  EXPECT_EQ(with(nul, false).error().code, "record.unsupported_character");
 }
 
 TEST(CrossUnitBatchAnswer, ListsEveryOutcomeInOrder) {
