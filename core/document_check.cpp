@@ -274,9 +274,11 @@ result<void> check_document_text(std::string_view text, const document_limits& l
   return {};
 }
 
-result<json::value> parse_json(std::string_view text) {
+result<json::value> parse_json(std::string_view text, std::size_t extra_depth) {
   json::error_code ec;
-  auto v = json::parse(text, ec, {}, document_parse_options());
+  auto options = document_parse_options();
+  options.max_depth += extra_depth;
+  auto v = json::parse(text, ec, {}, options);
   if (ec) {
     return parse_failure(text, ec);
   }

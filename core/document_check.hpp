@@ -38,8 +38,9 @@ result<void> check_document_text(std::string_view text, const document_limits& l
 
 /// Parses JSON text as deeply as documents nest, with no other check: request.bad_json,
 /// request.invalid_utf8 (when that is why it is not JSON), record.too_deep. For bodies that
-/// check_write or the shard checks next.
-result<boost::json::value> parse_json(std::string_view text);
+/// check_write or the shard checks next. `extra_depth`: levels allowed beyond a document's, for
+/// a body that carries a whole document one level down (an AG-UI RunAgentInput's `state`).
+result<boost::json::value> parse_json(std::string_view text, std::size_t extra_depth = 0);
 
 /// Parses a client's document (a record, an update, a patch) with document_parse_options and
 /// check_document. Errors: request.bad_json, request.invalid_utf8, record.too_deep and the

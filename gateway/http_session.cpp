@@ -408,7 +408,9 @@ void http_session::handle(http::request<http::string_body>&& req) {
     }
     std::optional<agent_run> run;
     if ((*st)->agent) {
-      auto body = parse_body(req.body());
+      // The input echoes the client's state, which is the document one level down: allowed
+      // the document's depth from there. Its `state` is not used (the snapshot replaces it).
+      auto body = core::parse_json(req.body(), 1);
       auto input = body ? parse_run_agent_input(body.value())
                         : core::result<agent_run>{std::move(body).error()};
       if (!input) {

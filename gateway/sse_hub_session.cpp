@@ -167,20 +167,31 @@ void sse_hub_session::end_run() {
   if (closing_ || closed_) {
     return;
   }
-  direct_query_.reset();  // nothing more of the document: its liveness flag is cleared first
+  // Nothing more is taken in (closing_, the inbox closed), but the query stays open until the
+  // session goes: its liveness flag is what keeps the frames already queued from being
+  // dropped, and they go out before RUN_FINISHED, so the client's state is the document's as
+  // of the end. A client whose state is not that (no snapshot queued yet, or a lag whose fresh
+  // snapshot has not come, or a queue with no room for one more event) gets RUN_ERROR
+  // `stream.lagged` instead, superseding what waits: a RUN_FINISHED then would leave it
+  // holding a state it cannot tell is stale.
+  drain_inbox();  // what the query produced before the end goes out with the run
+  if (closing_ || closed_) {
+    return;
+  }
   const auto& run = *direct_->state->run;
-  // What is queued goes out first, so the client's state is the document's as of the end. A
-  // client too far behind to take one more event gets RUN_ERROR instead, superseding what
-  // waits: a RUN_FINISHED after dropped deltas would leave it holding a state it cannot tell
-  // is stale.
-  auto finished = actors::outbound_frame::text(boost::json::serialize(boost::json::object{
-      {"type", "RUN_FINISHED"}, {"threadId", run.thread_id}, {"runId", run.run_id}}));
-  if (queue_.push(std::move(finished), ctx_.rt.hub()) != outbound_queue::push_result::queued) {
-    queue_.push_superseding(
-        actors::outbound_frame::text(
-            R"({"type":"RUN_ERROR","message":"the run ended while this client was still behind )"
-            R"(on its changes; run again for the current state","code":"stream.lagged"})"),
-        ctx_.rt.hub());
+  auto lagged_error = [] {
+    return actors::outbound_frame::text(
+        R"({"type":"RUN_ERROR","message":"the run ended before this client had the document's )"
+        R"(current state; run again","code":"stream.lagged"})");
+  };
+  if (!run_->baseline_queued || awaiting_baseline_) {
+    queue_.push_superseding(lagged_error(), ctx_.rt.hub());
+  } else {
+    auto finished = actors::outbound_frame::text(boost::json::serialize(boost::json::object{
+        {"type", "RUN_FINISHED"}, {"threadId", run.thread_id}, {"runId", run.run_id}}));
+    if (queue_.push(std::move(finished), ctx_.rt.hub()) != outbound_queue::push_result::queued) {
+      queue_.push_superseding(lagged_error(), ctx_.rt.hub());
+    }
   }
   closing_ = true;
   finish_after_queue_ = true;
@@ -354,10 +365,14 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
   // A state stream's snapshot supersedes whatever waits before it, and must get through even
   // when the batch in flight still fills the queue: it is how a lagging client comes back.
   bool state = direct_ && direct_->state;
-  auto pushed = state && f.baseline ? queue_.push_superseding(std::move(f), ctx_.rt.hub())
-                                    : queue_.push(std::move(f), ctx_.rt.hub());
+  bool baseline = f.baseline;
+  auto pushed = state && baseline ? queue_.push_superseding(std::move(f), ctx_.rt.hub())
+                                  : queue_.push(std::move(f), ctx_.rt.hub());
   switch (pushed) {
     case outbound_queue::push_result::queued:
+      if (run_ && baseline) {
+        run_->baseline_queued = true;
+      }
       if (!writing_ && header_done_ && !taking_) {
         do_write();
       }

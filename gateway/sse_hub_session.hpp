@@ -136,6 +136,7 @@ class sse_hub_session : public actors::frame_sink,
     std::string started;  // "data: {RUN_STARTED}\n\n"; its bytes outlive a partial write
     bool started_pending = true;
     asio::steady_timer timer;
+    bool baseline_queued = false;  // a STATE_SNAPSHOT reached the queue
   };
   std::unique_ptr<agent_run_state> run_;
   // The batch being written: its frames stay at the queue's front until the write completes.

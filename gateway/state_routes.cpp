@@ -57,12 +57,19 @@ core::result<agent_run> parse_run_agent_input(const boost::json::value& body) {
     if (!v->is_string()) {
       return invalid(field, "a string");
     }
+    if (v->get_string().size() > max_run_id_bytes) {
+      return invalid(field, "at most " + std::to_string(max_run_id_bytes) + " bytes long");
+    }
     *out = std::string{v->get_string()};
   }
   for (auto field : {"parentRunId", "protocolVersion"}) {
     if (const auto* v = in->if_contains(field); v && !v->is_string()) {
       return invalid(field, "a string");
     }
+  }
+  if (const auto* v = in->if_contains("parentRunId");
+      v && v->get_string().size() > max_run_id_bytes) {
+    return invalid("parentRunId", "at most " + std::to_string(max_run_id_bytes) + " bytes long");
   }
   for (auto field : {"messages", "tools", "context", "resume"}) {
     if (const auto* v = in->if_contains(field); v && !v->is_array()) {

@@ -22,6 +22,10 @@ struct state_route {
 
 /// What an agent run echoes of its RunAgentInput (AG-UI's RUN_STARTED and RUN_FINISHED carry
 /// them).
+/// The longest threadId, runId or parentRunId an agent run takes (they are echoed in its
+/// events).
+inline constexpr std::size_t max_run_id_bytes = 256;
+
 struct agent_run {
   std::string thread_id;
   std::string run_id;
@@ -34,12 +38,12 @@ struct agent_run {
 std::optional<core::result<state_route>> match_state_route(std::string_view method,
                                                            std::string_view path);
 
-/// Reads an AG-UI RunAgentInput (the body `HttpAgent` POSTs): `threadId` and `runId` strings are
-/// required; `parentRunId` and `protocolVersion` must be strings, `messages`, `tools`, `context`
-/// and `resume` arrays, when present; `state` and `forwardedProps` may be anything (the state is
-/// not compared: the run's first STATE_SNAPSHOT replaces it); other members are ignored.
-/// Errors (400): request.not_object, request.missing_field, request.invalid_field
-/// (details.field names the member).
+/// Reads an AG-UI RunAgentInput (the body `HttpAgent` POSTs): `threadId` and `runId` strings (at
+/// most max_run_id_bytes) are required; `parentRunId` and `protocolVersion` must be strings,
+/// `messages`, `tools`, `context` and `resume` arrays, when present; `state` and `forwardedProps`
+/// may be anything (the state is not compared: the run's first STATE_SNAPSHOT replaces it); other
+/// members are ignored. Errors (400): request.not_object, request.missing_field,
+/// request.invalid_field (details.field names the member).
 core::result<agent_run> parse_run_agent_input(const boost::json::value& body);
 
 /// Whether an `Accept` header admits an event stream: absent, `text/event-stream`, `text/*` or

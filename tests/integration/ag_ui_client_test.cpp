@@ -7,9 +7,14 @@
 // that keep the agent's state equal to the document, RUN_FINISHED after query.agentRunMaxMs.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
 #include <boost/json.hpp>
 
 #include "cluster_support.hpp"
+#include "core/json_patch.hpp"
 #include "patch_follower.hpp"
 #include "process_support.hpp"
 #include "sse_test_support.hpp"
@@ -89,6 +94,23 @@ TEST(AgUiClient, TheNpmClientFollowsAStateStreamThroughARemoteOwner) {
       writer, cl.port(gateway), 40);
 }
 
+/// The events of an AG-UI stream's body, each `data: <JSON>` and a blank line (fails the test
+/// on anything else).
+std::vector<json::object> sse_events(const std::string& body) {
+  std::vector<json::object> events;
+  for (std::size_t at = 0; at < body.size();) {
+    auto end = body.find("\n\n", at);
+    EXPECT_NE(end, std::string::npos) << body;
+    EXPECT_EQ(body.compare(at, 6, "data: "), 0) << body;
+    if (end == std::string::npos) {
+      break;
+    }
+    events.push_back(json::parse(body.substr(at + 6, end - at - 6)).as_object());
+    at = end + 2;
+  }
+  return events;
+}
+
 std::function<bool(const std::string&)> of_type(const std::string& type) {
   return [type](const std::string& line) {
     boost::system::error_code ec;
@@ -150,15 +172,7 @@ TEST(AgUiClient, TheAgentEndpointFramesARunAroundTheStateStream) {
                       h);
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(r.header("content-type"), "text/event-stream; charset=utf-8");
-  std::vector<json::object> events;
-  std::size_t at = 0;
-  while (at < r.body.size()) {
-    auto end = r.body.find("\n\n", at);
-    ASSERT_NE(end, std::string::npos) << r.body;
-    ASSERT_EQ(r.body.compare(at, 6, "data: "), 0) << r.body;
-    events.push_back(json::parse(r.body.substr(at + 6, end - at - 6)).as_object());
-    at = end + 2;
-  }
+  auto events = sse_events(r.body);
   ASSERT_EQ(events.size(), 3u) << r.body;
   EXPECT_EQ(events[0], json::parse(R"({"type":"RUN_STARTED","threadId":"th","runId":"r1",)"
                                    R"("parentRunId":"p0"})"));
@@ -194,10 +208,74 @@ TEST(AgUiClient, TheAgentEndpointFramesARunAroundTheStateStream) {
   auto no_space = http_exact(port, "POST", "/v1/spaces/nothing/objects/doc/agent", input, h);
   EXPECT_EQ(no_space.status, 404u);
   EXPECT_EQ(code_of(no_space), "space.not_found");
+  // Ids come back in the run's events: bounded.
+  auto long_id = http_exact(port, "POST", path,
+                            R"({"threadId":")" + std::string(257, 't') + R"(","runId":"r"})", h);
+  EXPECT_EQ(long_id.status, 400u);
+  EXPECT_EQ(code_of(long_id), "request.invalid_field");
+  // The input echoes the client's state, a whole document one level down: as deep as a
+  // document may be, it is taken.
+  std::string deep = std::string(63, '[') + "1" + std::string(63, ']');
+  auto echoed = http_exact(port, "POST", path,
+                           R"({"threadId":"t","runId":"r","state":{"a":)" + deep + "}}", h);
+  EXPECT_EQ(echoed.status, 200u) << echoed.body;
   // The state route still takes only GET and HEAD.
   auto post_state = http_exact(port, "POST", "/v1/spaces/t/objects/doc/state", input, h);
   EXPECT_EQ(post_state.status, 405u);
   EXPECT_EQ(post_state.header("allow"), "GET, HEAD");
+}
+
+TEST(AgUiClient, ARunEndsWithTheDocumentsStateOrSaysTheClientLagged) {
+  // A client that reads nothing while the document changes, then reads everything after the
+  // run's time is up: either RUN_FINISHED follows every change made before it, so the state it
+  // builds is the document, or the run ends with RUN_ERROR stream.lagged. Never RUN_FINISHED
+  // over a stale state.
+  temp_dir dir;
+  auto node = start_node(dir.path(), "query:\n  agentRunMaxMs: 1500\n");
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  auto put = http(port, "PUT", "/v1/spaces/t/objects/big", R"({"n":0})");
+  ASSERT_EQ(put.status, 200u) << put.body;
+  raw_connection c{port, "127.0.0.1", 4096};
+  ASSERT_TRUE(c.connected());
+  auto posted = std::chrono::steady_clock::now();
+  c.send_all(build_request(port, "POST", "/v1/spaces/t/objects/big/agent",
+                           {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}},
+                           R"({"threadId":"th","runId":"r1"})"));
+  const std::string pad(100000, 'x');
+  for (int i = 1; i <= 30; ++i) {
+    auto w = http(port, "PUT", "/v1/spaces/t/objects/big",
+                  R"({"n":)" + std::to_string(i) + R"(,"pad":")" + pad + std::to_string(i) + "\"}");
+    ASSERT_EQ(w.status, 200u) << w.body;
+  }
+  // Nothing is read until the run's time (1.5 s) is up: whatever the node still held for this
+  // client then is what the end of the run must deliver, or own up to.
+  std::this_thread::sleep_until(posted + 2s);
+  auto r = read_response(c, false, 20s);
+  ASSERT_EQ(r.status, 200u);
+  auto events = sse_events(r.body);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.front().at("type"), "RUN_STARTED");
+  json::value state = json::object{};
+  for (std::size_t i = 1; i + 1 < events.size(); ++i) {
+    const auto& e = events[i];
+    if (e.at("type") == "STATE_SNAPSHOT") {
+      state = e.at("snapshot");
+    } else {
+      ASSERT_EQ(e.at("type"), "STATE_DELTA") << json::serialize(e);
+      ASSERT_TRUE(core::apply_patch(state, e.at("delta")));
+    }
+  }
+  const auto& last = events.back();
+  if (last.at("type") == "RUN_FINISHED") {
+    EXPECT_EQ(state, fresh_state(port, "big")) << "RUN_FINISHED over a stale state";
+  } else {
+    EXPECT_EQ(last.at("type"), "RUN_ERROR") << json::serialize(last);
+    EXPECT_EQ(last.at("code"), "stream.lagged");
+  }
+  std::printf("a run over a client that read nothing: %zu events, ended with %s\n", events.size(),
+              std::string{last.at("type").as_string()}.c_str());
 }
 
 }  // namespace

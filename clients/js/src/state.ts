@@ -1,0 +1,74 @@
+// AG-UI state streams (docs/protocols.md "AG-UI state stream"): one object's property document
+// as STATE_SNAPSHOT then RFC 6902 STATE_DELTA events. Each delta is applied all or nothing; a
+// snapshot replaces the state (Weir sends one whenever the client may have lost its baseline);
+// a delta that does not apply, a RUN_ERROR or an end of stream starts the stream again for a
+// fresh snapshot, with backoff.
+
+import type { Connection } from "./connection.js";
+import { WeirError, errorFrom } from "./errors.js";
+import { applyPatch, type JsonValue, type PatchOperation } from "./json_patch.js";
+import { backoffDelay, pause } from "./retry.js";
+import { readSse } from "./sse.js";
+
+export interface SubscribeStateOptions {
+  signal?: AbortSignal;
+  minRetryMs?: number;
+  maxRetryMs?: number;
+  /** A RUN_ERROR the stream ended with (code: auth.expired, server.shutdown, …). */
+  onRunError?: (code: string, message: string) => void;
+  onRetry?: (error: WeirError, delayMs: number) => void;
+}
+
+/**
+ * Follows an object's property document: `onState` gets it after every snapshot and every
+ * delta (`{}` while the object has none). Resolves when aborted; rejects on an error a retry
+ * cannot fix (a 4xx other than 401/429).
+ */
+export async function subscribeState(
+  conn: Connection,
+  space: string,
+  objectId: string,
+  onState: (state: JsonValue) => void,
+  options: SubscribeStateOptions = {},
+): Promise<void> {
+  const signal = options.signal;
+  const minMs = options.minRetryMs ?? 500;
+  const maxMs = options.maxRetryMs ?? 30000;
+  let failures = 0;
+  while (!signal?.aborted) {
+    try {
+      const res = await conn.request("GET", conn.spacePath(space, "objects", objectId, "state"), {
+        headers: { Accept: "text/event-stream" },
+        signal,
+      });
+      if (!res.ok) throw await errorFrom(res);
+      if (!res.body) throw new WeirError("network", "the state stream's answer has no body", res.status);
+      let state: JsonValue | undefined;
+      for await (const frame of readSse(res.body, signal)) {
+        const ev = JSON.parse(frame.data) as { type: string; snapshot?: JsonValue; delta?: PatchOperation[]; code?: string; message?: string };
+        if (ev.type === "STATE_SNAPSHOT") {
+          state = ev.snapshot ?? {};
+          failures = 0;
+          onState(state);
+        } else if (ev.type === "STATE_DELTA" && state !== undefined) {
+          // All or nothing: a delta that does not apply leaves the state as it was, and the
+          // stream starts over for a snapshot.
+          state = applyPatch(state, ev.delta ?? []);
+          onState(state);
+        } else if (ev.type === "RUN_ERROR") {
+          options.onRunError?.(ev.code ?? "", ev.message ?? "");
+          break;
+        }
+      }
+      throw new WeirError("stream.ended", "the state stream ended; reading it again", 0);
+    } catch (e) {
+      if (signal?.aborted) return;
+      const err = e instanceof WeirError ? e : new WeirError("network", e instanceof Error ? e.message : String(e), 0);
+      if (err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429) throw err;
+      const delay = backoffDelay(failures, minMs, maxMs);
+      failures += 1;
+      options.onRetry?.(err, delay);
+      await pause(delay, signal);
+    }
+  }
+}
