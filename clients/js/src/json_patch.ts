@@ -25,7 +25,10 @@ function tokens(pointer: string): string[] {
   return pointer
     .slice(1)
     .split("/")
-    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+    .map((t) => {
+      if (/~(?![01])/.test(t)) throw new Error(`"${t}": "~" must be followed by 0 or 1`);
+      return t.replace(/~1/g, "/").replace(/~0/g, "~");
+    });
 }
 
 function isObject(v: unknown): v is { [key: string]: JsonValue } {
@@ -48,9 +51,14 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && jsonEqual(a[k], b[k]));
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
   }
   return false;
+}
+
+/** Sets an own member (`__proto__` included, as JSON has it) without touching prototypes. */
+function setMember(obj: { [key: string]: JsonValue }, key: string, value: JsonValue): void {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function parentOf(doc: JsonValue, path: string[]): JsonValue {
@@ -90,7 +98,7 @@ export function applyPatch(doc: JsonValue, patch: readonly PatchOperation[]): Js
         const parent = parentOf(root, path);
         const last = path[path.length - 1]!;
         if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, true), 0, value);
-        else if (isObject(parent)) parent[last] = value;
+        else if (isObject(parent)) setMember(parent, last, value);
         else throw new Error(`cannot add under a scalar at "${op.path}"`);
       };
       const remove = (): JsonValue => {
@@ -112,14 +120,20 @@ export function applyPatch(doc: JsonValue, patch: readonly PatchOperation[]): Js
         case "remove":
           remove();
           break;
-        case "replace":
+        case "replace": {
           get(root, op.path);
-          if (path.length === 0) root = structuredClone(op.value as JsonValue);
-          else {
-            remove();
-            add(structuredClone(op.value as JsonValue));
+          const value = structuredClone(op.value as JsonValue);
+          if (path.length === 0) {
+            root = value;
+            break;
           }
+          // In place: an object member keeps its position.
+          const parent = parentOf(root, path);
+          const last = path[path.length - 1]!;
+          if (Array.isArray(parent)) parent[arrayIndex(last, parent.length, false)] = value;
+          else setMember(parent as { [key: string]: JsonValue }, last, value);
           break;
+        }
         case "move": {
           if (op.from === undefined) throw new Error("move needs from");
           if (op.path.startsWith(op.from + "/")) throw new Error("cannot move into a child");

@@ -2,7 +2,10 @@
 // for descending, the record id breaking ties; values compared across types as missing = null <
 // numbers < strings < objects < arrays < booleans, strings by code point (UTF-8 byte order),
 // objects member by member in their order, arrays element by element. A window's `changes` say
-// which rows are in it, not where: the client places them with this order.
+// which rows are in it, not where: the client places them with this order. Two things JSON.parse
+// loses make it differ from the server's: integers beyond 2^53 (they become equal doubles), and
+// the stored order of an object's integer-like keys (JS puts them first) when objects are
+// compared as sort values.
 
 type Json = unknown;
 
@@ -76,7 +79,7 @@ export function valueAt(doc: Json, path: string): Json {
   let at: Json = doc;
   for (const seg of path.split(".")) {
     if (Array.isArray(at) && /^(0|[1-9][0-9]*)$/.test(seg)) at = at[Number(seg)];
-    else if (at !== null && typeof at === "object" && !Array.isArray(at)) at = (at as Record<string, Json>)[seg];
+    else if (at !== null && typeof at === "object" && !Array.isArray(at) && Object.hasOwn(at, seg)) at = (at as Record<string, Json>)[seg];
     else return undefined;
     if (at === undefined) return undefined;
   }
@@ -85,7 +88,7 @@ export function valueAt(doc: Json, path: string): Json {
 
 /** A comparator of records in the order of `sort` (Weir's sort syntax). */
 export function recordOrder(sort: readonly string[] = []): (a: Record<string, unknown>, b: Record<string, unknown>) => number {
-  const keys = sort.map((s) => (s.startsWith("-") ? { path: s.slice(1), sign: -1 } : { path: s.replace(/^\+/, ""), sign: 1 }));
+  const keys = sort.map((s) => (s.startsWith("-") ? { path: s.slice(1), sign: -1 } : { path: s, sign: 1 }));
   return (a, b) => {
     for (const k of keys) {
       const c = compareJson(valueAt(a, k.path), valueAt(b, k.path));

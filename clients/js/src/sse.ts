@@ -13,19 +13,33 @@ export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortS
   const reader = body
     .pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>)
     .getReader();
+  // An abort ends a read in progress too, whatever fetch the body came from.
+  const onAbort = () => {
+    reader.cancel(signal?.reason).catch(() => {});
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
   let buf = "";
+  let scanned = 0; // where the search for the next blank line resumes (linear in the body)
   try {
     for (;;) {
       signal?.throwIfAborted();
       const { value, done } = await reader.read();
       if (done) {
+        signal?.throwIfAborted();
         return;
       }
       buf += value;
-      let boundary: RegExpExecArray | null;
-      while ((boundary = /\r?\n\r?\n/.exec(buf))) {
-        const frame = buf.slice(0, boundary.index);
-        buf = buf.slice(boundary.index + boundary[0].length);
+      for (;;) {
+        const boundary = /\r?\n\r?\n/g;
+        boundary.lastIndex = Math.max(0, scanned - 3);
+        const m = boundary.exec(buf);
+        if (!m) {
+          scanned = buf.length;
+          break;
+        }
+        const frame = buf.slice(0, m.index);
+        buf = buf.slice(m.index + m[0].length);
+        scanned = 0;
         let event = "message";
         const data: string[] = [];
         for (const line of frame.split(/\r?\n/)) {
@@ -38,6 +52,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortS
       }
     }
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     await reader.cancel().catch(() => {});
     reader.releaseLock();
   }

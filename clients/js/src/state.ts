@@ -11,7 +11,7 @@ import { backoffDelay, pause } from "./retry.js";
 import { readSse } from "./sse.js";
 
 export interface SubscribeStateOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   minRetryMs?: number;
   maxRetryMs?: number;
   /** A RUN_ERROR the stream ended with (code: auth.expired, server.shutdown, …). */
@@ -35,26 +35,37 @@ export async function subscribeState(
   const minMs = options.minRetryMs ?? 500;
   const maxMs = options.maxRetryMs ?? 30000;
   let failures = 0;
+  const deliver = (state: JsonValue) => {
+    try {
+      onState(state);
+    } catch (e) {
+      throw { callback: e };
+    }
+  };
   while (!signal?.aborted) {
+    // One controller per attempt, linked to the caller's signal (see window.ts).
+    const attempt = new AbortController();
+    const stop = () => attempt.abort(signal?.reason);
+    signal?.addEventListener("abort", stop, { once: true });
     try {
       const res = await conn.request("GET", conn.spacePath(space, "objects", objectId, "state"), {
         headers: { Accept: "text/event-stream" },
-        signal,
+        signal: attempt.signal,
       });
       if (!res.ok) throw await errorFrom(res);
       if (!res.body) throw new WeirError("network", "the state stream's answer has no body", res.status);
       let state: JsonValue | undefined;
-      for await (const frame of readSse(res.body, signal)) {
+      for await (const frame of readSse(res.body, attempt.signal)) {
         const ev = JSON.parse(frame.data) as { type: string; snapshot?: JsonValue; delta?: PatchOperation[]; code?: string; message?: string };
         if (ev.type === "STATE_SNAPSHOT") {
           state = ev.snapshot ?? {};
           failures = 0;
-          onState(state);
+          deliver(state);
         } else if (ev.type === "STATE_DELTA" && state !== undefined) {
           // All or nothing: a delta that does not apply leaves the state as it was, and the
           // stream starts over for a snapshot.
           state = applyPatch(state, ev.delta ?? []);
-          onState(state);
+          deliver(state);
         } else if (ev.type === "RUN_ERROR") {
           options.onRunError?.(ev.code ?? "", ev.message ?? "");
           break;
@@ -62,13 +73,18 @@ export async function subscribeState(
       }
       throw new WeirError("stream.ended", "the state stream ended; reading it again", 0);
     } catch (e) {
+      if (e !== null && typeof e === "object" && "callback" in e) throw (e as { callback: unknown }).callback;
       if (signal?.aborted) return;
+      if (e instanceof SyntaxError) throw e;  // not JSON where JSON belongs: not a retry's to fix
       const err = e instanceof WeirError ? e : new WeirError("network", e instanceof Error ? e.message : String(e), 0);
       if (err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429) throw err;
       const delay = backoffDelay(failures, minMs, maxMs);
       failures += 1;
       options.onRetry?.(err, delay);
       await pause(delay, signal);
+    } finally {
+      signal?.removeEventListener("abort", stop);
+      attempt.abort();
     }
   }
 }

@@ -8,8 +8,8 @@ import type { PatchOperation } from "./json_patch.js";
 
 export interface WriteOptions {
   /** Sent as `Idempotency-Key` (1–255 visible ASCII characters). */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
+  idempotencyKey?: string | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export interface WriteResult {

@@ -53,6 +53,17 @@ test("writes answer versionIds, and refusals are WeirErrors with the envelope's 
   await assert.rejects(w.patch("js", "o1", "items", "a", [{ op: "test", path: "/n", value: 0 }]), { code: "patch.test_failed", status: 409 });
   await assert.rejects(client.query("nospace", { objectId: "o", dataset: "d" }), { code: "space.not_found", status: 404 });
   await assert.rejects(client.query("js", { objectId: "o1", dataset: "items", filters: {} }), { code: "request.unknown_field" });
+  // `.` and `..` would be path steps: refused before anything is sent.
+  await assert.rejects(w.put("js", "o1", "items", "..", { n: 1 }), { code: "request.invalid_field" });
+  // No answer at all: a WeirError too, retryable.
+  const nowhere = new WeirClient({ baseUrl: "http://127.0.0.1:1" });
+  await assert.rejects(nowhere.writes.put("js", "o1", "items", "x", {}), (e) => {
+    assert.ok(e instanceof WeirError);
+    assert.equal(e.code, "network");
+    assert.equal(e.status, 0);
+    assert.equal(e.retryable, true);
+    return true;
+  });
 });
 
 /** Random writes to `object`'s items: puts of n in 0..19, deletes. */
@@ -75,9 +86,10 @@ test("a live window stays in the query's order and equals a fresh query, across 
   await client.writes.put("js", "w1", "items", "r0", { n: 1 });
   const request = { objectId: "w1", dataset: "items", sort: ["-n", "s"], limit: 5, includeTotal: true };
   let latest;
+  let notLive = 0;
   const closed = [];
   const stop = new AbortController();
-  const done = client.subscribeWindow("js", request, (w) => { latest = w; }, {
+  const done = client.subscribeWindow("js", request, (w) => { latest = w; if (!w.live) notLive += 1; }, {
     signal: stop.signal,
     minRetryMs: 50,
     onClosed: (r) => closed.push(r),
@@ -98,6 +110,7 @@ test("a live window stays in the query's order and equals a fresh query, across 
   await randomWrites("w1", 10, rng);
   await eventually(same, 20000, "the window after a restart");
   assert.ok(closed.includes("server_shutdown"), `closed reasons: ${closed}`);
+  assert.ok(notLive >= 1, "the window was marked not live while the node was away");
   stop.abort();
   assert.equal(await done, "aborted");
 });
@@ -110,6 +123,8 @@ test("ops mode keeps the same window as docs", async () => {
   const done = client.subscribeWindow("js", request, (w) => { latest = w; }, { signal: stop.signal, apply: "ops" });
   await eventually(() => latest?.live, 10000, "the snapshot");
   await client.writes.update("js", "w2", "items", "a", { $set: { "meta.y": 2 }, $unset: { "meta.x": true }, $inc: { n: 3 } });
+  // An $unset of nothing does nothing, and the ops after it still apply.
+  await client.writes.update("js", "w2", "items", "a", { $unset: { "missing.x": true }, $set: { z: 5 } });
   await client.writes.put("js", "w2", "items", "b", { n: 0 });
   await eventually(async () => JSON.stringify(latest.records) === JSON.stringify((await client.query("js", request)).records), 10000, "ops applied");
   stop.abort();
@@ -121,6 +136,17 @@ test("a request the server refuses rejects the subscription instead of retrying"
     client.subscribeWindow("js", { objectId: "w1", dataset: "items", limit: 5 }, () => {}, { minRetryMs: 10 }),
     { code: "request.invalid_field", status: 400 },
   );
+  // An error thrown by the caller's own callback ends it, as it was thrown.
+  const mine = new Error("render failed");
+  let retries = 0;
+  await assert.rejects(
+    client.subscribeWindow("js", { objectId: "w1", dataset: "items", sort: ["n"], limit: 5 }, () => { throw mine; }, {
+      minRetryMs: 10,
+      onRetry: () => { retries += 1; },
+    }),
+    (e) => e === mine,
+  );
+  assert.equal(retries, 0);
 });
 
 test("the state stream follows an object's document through snapshots and deltas", async () => {

@@ -32,3 +32,15 @@ for (const file of ["tests.json", "spec_tests.json"]) {
     assert.ok(run >= (file === "tests.json" ? 50 : 10), `${run} cases`);
   });
 }
+
+test("what the suite leaves out: escapes, member order, __proto__", () => {
+  assert.throws(() => applyPatch({ "a~2": 1 }, [{ op: "remove", path: "/a~2" }]), JsonPatchError);
+  assert.throws(() => applyPatch({}, [{ op: "add", path: "/a~", value: 1 }]), JsonPatchError);
+  // replace keeps a member where it was.
+  assert.deepEqual(Object.keys(applyPatch({ a: 1, b: 2, c: 3 }, [{ op: "replace", path: "/a", value: 9 }])), ["a", "b", "c"]);
+  // A member named __proto__ is a member, not the prototype.
+  const d = applyPatch({}, [{ op: "add", path: "/__proto__", value: { x: 1 } }]);
+  assert.ok(Object.hasOwn(d, "__proto__"));
+  assert.equal(Object.getPrototypeOf(d), Object.prototype);
+  assert.equal(d.x, undefined);
+});
