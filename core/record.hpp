@@ -50,8 +50,9 @@ struct record_id_equal {
 /// Open addressing in one array (Boost 1.81's flat set) rather than std::unordered_set's node
 /// per record: a dataset's first sort index is built from a copy of the set taken on the unit's
 /// thread, and walking a million separately allocated nodes held the unit's writes for
-/// 110-120 ms at a million records, where reading the array takes about 40 ms (docs/performance.md). Nothing
-/// holds an element's address or an iterator across an insert or erase.
+/// 110-120 ms at a million records, where reading the array takes about 40 ms
+/// (docs/performance.md). Nothing holds an element's address or an iterator across an insert or
+/// erase.
 using record_set = boost::unordered_flat_set<record_ptr, record_id_hash, record_id_equal>;
 
 /// Builds a record from a document that already carries a string "id" (and `_ver`).

@@ -114,9 +114,7 @@ void http_session::handle_admin_events(const http::request<http::string_body>& r
                      "this browser origin is not trusted here (query.allowedOrigins)")));
     return;
   }
-  if (ctx_.draining) {
-    respond(503, error_body(core::make_error("server.draining",
-                                             "this node is shutting down; retry on another")));
+  if (refuse_if_draining()) {
     return;
   }
   if (auto e = admin_refusal(ctx_, id_)) {

@@ -450,9 +450,7 @@ void http_session::handle(http::request<http::string_body>&& req) {
   if (refuse_for_space(req, route->cmd.space, core::space_access::write)) {
     return;
   }
-  if (ctx_.draining) {
-    respond(503, error_body(core::make_error("server.draining",
-                                             "this node is shutting down; retry on another")));
+  if (refuse_if_draining()) {
     return;
   }
   auto cmd = std::move(route->cmd);
@@ -699,9 +697,7 @@ void http_session::handle_state(const http::request<http::string_body>& req, sta
   // An AG-UI state stream of one object's property document: the space must exist (404
   // space.not_found, as on the windowed API); the object need not (its state is `{}` until it
   // has a document). An agent run is the same stream between RUN_STARTED and RUN_FINISHED.
-  if (ctx_.draining) {
-    respond(503, error_body(core::make_error("server.draining",
-                                             "this node is shutting down; retry on another")));
+  if (refuse_if_draining()) {
     return;
   }
   if (!accepts_event_stream(header(req, http::field::accept))) {
@@ -1031,6 +1027,15 @@ void http_session::respond_whoami() {
   respond(200, boost::json::serialize(o));
 }
 
+bool http_session::refuse_if_draining() {
+  if (!ctx_.draining) {
+    return false;
+  }
+  respond(503, error_body(core::make_error("server.draining",
+                                           "this node is shutting down; retry on another")));
+  return true;
+}
+
 bool http_session::read_idempotency_key(const http::request<http::string_body>& req,
                                         std::string& key) {
   auto keys = req.count("Idempotency-Key");
@@ -1065,9 +1070,7 @@ void http_session::handle_cross_unit_batch(const http::request<http::string_body
     respond(400, error_body(ok.error()));
     return;
   }
-  if (ctx_.draining) {
-    respond(503, error_body(core::make_error("server.draining",
-                                             "this node is shutting down; retry on another")));
+  if (refuse_if_draining()) {
     return;
   }
   std::string key;

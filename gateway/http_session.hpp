@@ -88,6 +88,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool may_follow(const http::request<http::string_body>& req) const;
   /// Applies the write `cmd` (routed and checked), its answer queued in request order.
   void dispatch_write(actors::write_command cmd);
+  /// Answers 503 server.draining and returns true while the node drains.
+  bool refuse_if_draining();
   /// Reads the request's Idempotency-Key into `key` (left as is without one); false after
   /// answering 400 request.invalid_idempotency_key.
   bool read_idempotency_key(const http::request<http::string_body>& req, std::string& key);
