@@ -32,6 +32,7 @@
 #include "core/document_check.hpp"
 #include "core/filter.hpp"
 #include "core/json_patch.hpp"
+#include "core/match_spans.hpp"
 #include "core/order_index.hpp"
 #include "core/record_rules.hpp"
 #include "core/update_ops.hpp"
@@ -1140,8 +1141,9 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
 /// unused first), which the next window of their sort rebuilds. Each index holds an entry per
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 /// The number of matches of `q`'s filter when the dataset has it without counting: an open
-/// window of the dataset with the same filter that counts (on any sort), or a kept count (then
-/// marked used). nullopt: a window opening on it would count every record.
+/// window of the dataset with the same filter that counts (on any sort), a kept count (then
+/// marked used), or an index whose first key the filter bounds and nothing else
+/// (core::count_by_ranks, O(log N)). nullopt: a window opening on it would count every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q) {
   for (const auto& [k, ie] : ds.indexes) {
     for (const auto* v : ie.views) {
@@ -1153,6 +1155,12 @@ std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_qu
   if (auto kc = ds.counts.find(q.where_text); kc != ds.counts.end()) {
     kc->second.used = clock_type::now();
     return kc->second.matches;
+  }
+  // A filter that is an interval on some index's first key is counted from its ranks.
+  for (const auto& [k, ie] : ds.indexes) {
+    if (auto n = core::count_by_ranks(*ie.idx, q.where, core::max_array_reads_for_count)) {
+      return n;
+    }
   }
   return std::nullopt;
 }

@@ -61,6 +61,9 @@ struct op {
   // $elemMatch (filter form): the filter one object element must satisfy. Null otherwise.
   std::unique_ptr<filter_node> element_filter;
   boost::regex regex;  // $regex: compiled at parse, so matching never re-reads the pattern
+  // $regex "^literal" (options none or s): the literal, which every match starts with and every
+  // string starting with it matches. Unset for any other pattern.
+  std::optional<std::string> regex_prefix;
 };
 
 // Recursion bound for nested $and/$or/$nor/$not/$elemMatch, well above what real queries use.
@@ -360,6 +363,26 @@ bool is_operator_object(const value& v) {
   return false;
 }
 
+// The literal that a pattern "^literal" requires at the start of a string, when that is all it
+// requires: no metacharacter after the anchor, and no option that changes what ^ or a letter
+// match (i, m, x; s only concerns '.', which a literal has none of).
+std::optional<std::string> literal_prefix(std::string_view pattern, const value* options) {
+  if (options != nullptr) {
+    const auto& letters = options->get_string();
+    if (letters.find_first_not_of("s") != boost::json::string::npos) {
+      return std::nullopt;
+    }
+  }
+  if (pattern.empty() || pattern.front() != '^') {
+    return std::nullopt;
+  }
+  pattern.remove_prefix(1);
+  if (pattern.find_first_of("\\^$.|?*+()[]{}") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::string{pattern};
+}
+
 struct parser {
   std::vector<std::string> fields;
 
@@ -599,6 +622,7 @@ struct parser {
         if (auto ok = parse_regex(operand, spec.if_contains("$options"), path, o.regex); !ok) {
           return ok;
         }
+        o.regex_prefix = literal_prefix(operand.get_string(), spec.if_contains("$options"));
       } else if (name == "$options") {
         // Read by its $regex; on its own it would silently do nothing.
         if (!spec.contains("$regex")) {
@@ -762,6 +786,113 @@ bool filter::matches_all() const {
 
 const std::vector<std::string>& filter::fields() const {
   return impl_->fields;
+}
+
+namespace {
+
+// The smallest string greater than every string starting with `s` (byte-wise), or nullopt
+// when there is none (s is empty or all 0xff bytes).
+std::optional<std::string> prefix_successor(std::string s) {
+  while (!s.empty() && static_cast<unsigned char>(s.back()) == 0xff) {
+    s.pop_back();
+  }
+  if (s.empty()) {
+    return std::nullopt;
+  }
+  s.back() = static_cast<char>(static_cast<unsigned char>(s.back()) + 1);
+  return s;
+}
+
+// Narrows `r` by one operator; false when the operator gives no interval (the clause then
+// constrains the records in a way the interval does not say).
+bool narrow(value_range& r, const op& o) {
+  value lower, upper;
+  bool lower_set = false, upper_set = false, lower_incl = true, upper_incl = true;
+  int rank = 0;
+  switch (o.kind) {
+    case op_kind::eq:
+    case op_kind::gt:
+    case op_kind::gte:
+    case op_kind::lt:
+    case op_kind::lte:
+      rank = json_type_rank(&o.operand);
+      if (rank != 1 && rank != 2) {
+        return false;
+      }
+      if (o.kind != op_kind::lt && o.kind != op_kind::lte) {
+        lower = o.operand;
+        lower_set = true;
+        lower_incl = o.kind != op_kind::gt;
+      }
+      if (o.kind != op_kind::gt && o.kind != op_kind::gte) {
+        upper = o.operand;
+        upper_set = true;
+        upper_incl = o.kind != op_kind::lt;
+      }
+      break;
+    case op_kind::regex:
+      if (!o.regex_prefix) {
+        return false;
+      }
+      rank = 2;
+      lower = value(*o.regex_prefix);
+      lower_set = true;
+      if (auto next = prefix_successor(*o.regex_prefix)) {
+        upper = value(std::move(*next));
+        upper_set = true;
+        upper_incl = false;
+      }
+      break;
+    default:
+      return false;
+  }
+  if (r.type_rank == 0) {
+    r.type_rank = rank;
+  } else if (r.type_rank != rank) {
+    r.none = true;
+  }
+  if (lower_set) {
+    const int c = r.lower ? compare_json(&lower, &*r.lower) : 1;
+    if (c > 0 || (c == 0 && !lower_incl)) {
+      r.lower = std::move(lower);
+      r.lower_inclusive = lower_incl;
+    }
+  }
+  if (upper_set) {
+    const int c = r.upper ? compare_json(&upper, &*r.upper) : -1;
+    if (c < 0 || (c == 0 && !upper_incl)) {
+      r.upper = std::move(upper);
+      r.upper_inclusive = upper_incl;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<value_range> filter::range_on(const json_path& path) const {
+  const auto& root = impl_->root;
+  value_range r;
+  bool found = false;
+  bool whole = true;  // every clause and operator went into r
+  for (const auto& c : root.children) {
+    if (c.k != filter_node::kind::field || !(c.path == path)) {
+      whole = false;
+      continue;
+    }
+    for (const auto& o : c.ops) {
+      if (narrow(r, o)) {
+        found = true;
+      } else {
+        whole = false;
+      }
+    }
+  }
+  if (!found) {
+    return std::nullopt;
+  }
+  r.exact = whole;
+  return r;
 }
 
 }  // namespace weir::core

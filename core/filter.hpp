@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,9 +13,25 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/json_path.hpp"
 #include "core/result.hpp"
 
 namespace weir::core {
+
+/// What a filter's top-level clauses on one path ask of a scalar there (filter::range_on): a
+/// value interval within one type class. Every matching record whose value at the path is a
+/// number or a string lies in it; records with an array there can match without (an element
+/// does), and nothing else there can match. `lower`/`upper` unset: the class's own end.
+struct value_range {
+  int type_rank = 0;  ///< json_type_rank of the admitted values: 1 numbers, 2 strings
+  std::optional<boost::json::value> lower;
+  bool lower_inclusive = true;
+  std::optional<boost::json::value> upper;
+  bool upper_inclusive = true;
+  bool none = false;   ///< no scalar satisfies the clauses (they name two type classes)
+  bool exact = false;  ///< the filter is these clauses alone: every scalar in range matches (with
+                       ///< `none`, only records holding an array there can match)
+};
 
 /// A parsed filter. Grammar:
 ///   filter   := {} | null | { clause, … }            (clauses are ANDed)
@@ -80,6 +97,12 @@ class filter {
   /// touches none of them cannot change whether a record matches. An $elemMatch contributes its
   /// array's field; the fields inside its element filter are not top-level fields.
   const std::vector<std::string>& fields() const;
+
+  /// The interval that the filter's top-level clauses on `path` put on a scalar value there
+  /// ($eq with a number or string, $gt/$gte/$lt/$lte with one, $regex "^literal" without
+  /// options other than s), intersected; nullopt when no clause on `path` gives one. Sort
+  /// indexes use it to read only the ranks where matches can be (core/match_spans).
+  std::optional<value_range> range_on(const json_path& path) const;
 
  private:
   struct impl;

@@ -131,6 +131,48 @@ class order_index {
     return {iterator{this, l, i}, rank};
   }
 
+  /// The rank of the first entry whose first sort key's value is at or after `v` in the index's
+  /// order of that key (strictly after when `after`); size() when there is none. O(log N): it
+  /// compares prefixes and separators, and reads a document only where an entry's prefix ties
+  /// `v`'s. Filters that bound the first key read only the ranks between two such bounds.
+  std::size_t key_bound(const boost::json::value& v, bool after) const {
+    if (!root_) {
+      return 0;
+    }
+    const std::uint64_t pv = spec_.prefix_of_first_key(v);
+    // Whether a first-key value lies before the bound.
+    auto before = [&](const boost::json::value* x) {
+      const int c = spec_.compare_first_key(x, &v);
+      return after ? c <= 0 : c < 0;
+    };
+    // Descends to the last child whose separator lies before the bound (child 0 when none
+    // does): every entry left of it does too, and none from the next child on does.
+    std::size_t rank = 0;
+    leaf* l = descend_by(
+        [&](const sort_position& sep) {
+          if (!sep.values.empty()) {
+            return before(&sep.values[0]);
+          }
+          const boost::json::value id(sep.id);  // a sort without keys orders by id first
+          return before(&id);
+        },
+        rank);
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      const entry& e = l->items[mid];
+      const bool b = e.prefix != pv
+                         ? e.prefix < pv
+                         : before(spec_.first_key(index_doc_reader().read(*to_raw(e.rec))));
+      if (b) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return rank + static_cast<std::size_t>(lo);
+  }
+
   /// The entry of the record at `pos` (same id), or end().
   iterator find(const sort_position& pos) const {
     auto [it, rank] = lower_bound(pos);
@@ -370,14 +412,21 @@ class order_index {
 
   /// Descends to the leaf where `pos` belongs, adding the counts left of the path to `rank`.
   leaf* descend(const sort_position& pos, std::size_t& rank) const {
+    return descend_by([&](const sort_position& sep) { return spec_.compare(sep, pos) <= 0; }, rank);
+  }
+
+  /// Descends through the last child of each inner node whose separator satisfies
+  /// `sep_before` (child 0 when none does; it must hold for a prefix of the separators),
+  /// adding the counts left of the path to `rank`.
+  template <class SepBefore>
+  leaf* descend_by(SepBefore&& sep_before, std::size_t& rank) const {
     node* n = root_;
     while (!n->is_leaf) {
       auto* in = static_cast<inner*>(n);
-      // The last child whose separator is <= pos (child 0 when none is).
       int lo = 1, hi = in->n;
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (spec_.compare(in->sep[mid], pos) <= 0) {
+        if (sep_before(in->sep[mid])) {
           lo = mid + 1;
         } else {
           hi = mid;

@@ -413,6 +413,20 @@ std::optional<std::uint64_t> sort_spec::prefix_of_text(std::string_view json) co
   return kp ? std::optional<std::uint64_t>{kp->prefix} : std::nullopt;
 }
 
+std::uint64_t sort_spec::prefix_of_first_key(const boost::json::value& v) const {
+  auto p = value_prefix(&v);
+  return !keys_.empty() && keys_[0].descending ? ~p : p;
+}
+
+int sort_spec::compare_first_key(const boost::json::value* a, const boost::json::value* b) const {
+  const int c = compare_json(a, b);
+  return !keys_.empty() && keys_[0].descending ? -c : c;
+}
+
+json_path sort_spec::first_key_path() const {
+  return paths_.empty() ? json_path::parse("id").value() : paths_[0];
+}
+
 std::uint64_t sort_spec::prefix_of(const boost::json::object& doc) const {
   return key_prefix_of(doc, 0).prefix;
 }

@@ -80,6 +80,21 @@ class sort_spec {
   key_prefix key_prefix_of(const boost::json::object& doc, std::size_t k) const;
   std::optional<key_prefix> key_prefix_of_text(std::string_view json, std::size_t k) const;
 
+  /// The prefix a record whose first key has value `v` gets (prefix_of), for searches of an
+  /// index by the first key's value alone (order_index::key_bound).
+  std::uint64_t prefix_of_first_key(const boost::json::value& v) const;
+
+  /// The first key's value in `doc` (its "id" when the sort has no keys), or nullptr.
+  const boost::json::value* first_key(const boost::json::object& doc) const {
+    return paths_.empty() ? doc.if_contains("id") : paths_[0].find(doc);
+  }
+
+  /// compare_json of two first-key values, in the sort's direction on that key.
+  int compare_first_key(const boost::json::value* a, const boost::json::value* b) const;
+
+  /// The path of the first key: its "id" when the sort has no keys.
+  json_path first_key_path() const;
+
   /// compare() on positions taken from documents.
   int compare(const sort_position& a, const sort_position& b) const;
 

@@ -54,6 +54,7 @@ window_view::window_view(const index& idx, filter where, std::uint64_t offset, s
     : idx_(idx),
       where_(std::move(where)),
       match_all_(where_.matches_all()),
+      plan_(match_all_ ? std::nullopt : span_plan::make(where_, idx.spec())),
       offset_(offset),
       limit_(limit),
       count_(count) {}
@@ -79,12 +80,28 @@ void window_view::fill(std::optional<std::uint64_t> known_matches) {
     complete_ = it == idx_.end();
     return;
   }
+  if (plan_ && plan_->exact() && plan_->array_span(idx_).size() == 0) {
+    // The matches are exactly the scalar run: the window is read at its ranks, as with no
+    // filter (an Arc page deep into a filtered query parses only its own rows).
+    const auto run = plan_->scalar_span(idx_);
+    prefix_ = std::min<std::uint64_t>(offset_, run.size());
+    matches_ = run.size();
+    std::size_t r = run.first + static_cast<std::size_t>(prefix_);
+    for (auto it = idx_.select(r); r < run.last && held_.size() < limit_ + 1; ++r, ++it) {
+      held_.push_back(make_row(it->rec));
+    }
+    complete_ = r == run.last;
+    return;
+  }
+  if (count_ && !known_matches && plan_) {
+    known_matches = count_by_ranks(idx_, where_, max_array_reads_for_count);
+  }
   std::uint64_t skipped = 0;
   std::uint64_t found = 0;
   bool more = false;
-  for (auto it = idx_.begin(); it != idx_.end(); ++it) {
+  walk_forward(0, [&](const index::iterator& it) {
     if (!matches(it.rec())) {
-      continue;
+      return true;
     }
     ++found;
     if (skipped < offset_) {
@@ -94,10 +111,12 @@ void window_view::fill(std::optional<std::uint64_t> known_matches) {
     } else {
       more = true;
       if (!count_ || known_matches) {
-        break;  // the total is not wanted, or known: stop at the first match past the look-ahead
+        return false;  // the total is not wanted, or known: stop at the first match past the
+                       // look-ahead
       }
     }
-  }
+    return true;
+  });
   prefix_ = skipped;
   complete_ = !more;
   matches_ = known_matches && more ? *known_matches : found;
@@ -122,24 +141,65 @@ void window_view::insert_held(held_row row) {
   held_.insert(it, std::move(row));
 }
 
-void window_view::backfill(const sort_position* from) {
-  auto it = idx_.begin();
-  if (from) {
-    it = idx_.lower_bound(*from).first;
-    if (it != idx_.end() && it.rec().id == from->id) {
-      ++it;  // `from` itself is still there: start after it
+std::vector<rank_span> window_view::candidate_spans() const {
+  if (!plan_) {
+    return {rank_span{0, idx_.size()}};
+  }
+  return plan_->spans(idx_);
+}
+
+template <class Visit>
+bool window_view::walk_forward(std::size_t from, Visit&& visit) const {
+  for (const auto& s : candidate_spans()) {
+    if (s.last <= from) {
+      continue;
+    }
+    std::size_t r = std::max(s.first, from);
+    auto it = idx_.select(r);
+    for (; r < s.last; ++r, ++it) {
+      if (!visit(it)) {
+        return false;
+      }
     }
   }
-  while (held_.size() < limit_ + 1) {
-    if (it == idx_.end()) {
-      complete_ = true;
-      return;
+  return true;
+}
+
+template <class Visit>
+void window_view::walk_backward(std::size_t before, Visit&& visit) const {
+  auto spans = candidate_spans();
+  for (auto s = spans.rbegin(); s != spans.rend(); ++s) {
+    if (s->first >= before) {
+      continue;
     }
+    std::size_t r = std::min(s->last, before);
+    auto it = idx_.select(r - 1);
+    for (; r > s->first; --r, --it) {
+      if (!visit(it)) {
+        return;
+      }
+    }
+  }
+}
+
+void window_view::backfill(const sort_position* from) {
+  std::size_t start = 0;
+  if (from) {
+    auto [it, rank] = idx_.lower_bound(*from);
+    start = rank;
+    if (it != idx_.end() && it.rec().id == from->id) {
+      ++start;  // `from` itself is still there: start after it
+    }
+  }
+  if (held_.size() >= limit_ + 1) {
+    return;
+  }
+  complete_ = walk_forward(start, [&](const index::iterator& it) {
     if (matches(it.rec())) {
       held_.push_back(make_row(it->rec));
     }
-    ++it;
-  }
+    return held_.size() < limit_ + 1;
+  });
 }
 
 void window_view::remember_before() {
@@ -174,13 +234,13 @@ bool window_view::apply(const record_step& s) {
     }
     if (prefix_ > offset_) {
       // One match more than the offset: the last match is the window's only row.
-      auto it = idx_.end();
-      do {
-        --it;
-      } while (it != idx_.end() && !matches(it.rec()));
-      if (it != idx_.end()) {
+      walk_backward(idx_.size(), [&](const index::iterator& it) {
+        if (!matches(it.rec())) {
+          return true;
+        }
         held_.push_back(make_row(it->rec));
-      }
+        return false;
+      });
       prefix_ = offset_;
       complete_ = true;
     }
@@ -209,13 +269,13 @@ bool window_view::apply(const record_step& s) {
   std::optional<sort_position> resume;  // scan from after this row when held_ ends up empty
   if (shift > 0) {
     // A match joined the ranks before the window: the last match before k0 is now at `offset`.
-    auto it = idx_.lower_bound(k0).first;
-    for (--it; it != idx_.end(); --it) {
-      if (matches(it.rec())) {
-        held_.insert(held_.begin(), make_row(it->rec));
-        break;
+    walk_backward(idx_.lower_bound(k0).second, [&](const index::iterator& it) {
+      if (!matches(it.rec())) {
+        return true;
       }
-    }
+      held_.insert(held_.begin(), make_row(it->rec));
+      return false;
+    });
   } else if (shift < 0) {
     // A match left the ranks before the window: its first row slides into them.
     resume = std::move(held_.front().pos);
@@ -233,17 +293,12 @@ bool window_view::apply(const record_step& s) {
       backfill(&*resume);
     } else {
       // The window's old first row went and nothing is held: start at its old place.
-      auto it = idx_.lower_bound(k0).first;
-      while (held_.size() < limit_ + 1) {
-        if (it == idx_.end()) {
-          complete_ = true;
-          break;
-        }
+      complete_ = walk_forward(idx_.lower_bound(k0).second, [&](const index::iterator& it) {
         if (matches(it.rec())) {
           held_.push_back(make_row(it->rec));
         }
-        ++it;
-      }
+        return held_.size() < limit_ + 1;
+      });
     }
   }
   if (held_.empty()) {

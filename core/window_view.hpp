@@ -8,7 +8,8 @@
 // offset and limit. Rows entering or leaving the ranks before the window shift it, also exactly.
 // Cost per write: O(log N) per change plus the scan for a replacement row, which is one step
 // with no filter and ~1/selectivity records (each parsed once) with one; plus O(window) to diff
-// the window once per write.
+// the window once per write. Scans read only the ranks where matches can be (core/match_spans)
+// when the filter bounds the index's first key.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/filter.hpp"
+#include "core/match_spans.hpp"
 #include "core/order_index.hpp"
 #include "core/window_delta.hpp"
 
@@ -90,11 +92,21 @@ class window_view {
   /// Appends matches after `from` (exclusive; the index's start when null) until the window and
   /// its look-ahead are full or the index ends.
   void backfill(const sort_position* from);
+  /// Calls `visit(iterator)` on each entry that may match at rank `from` or later, in order,
+  /// until it returns false; true when the entries ran out first.
+  template <class Visit>
+  bool walk_forward(std::size_t from, Visit&& visit) const;
+  /// Same, backwards, over the ranks before `before`.
+  template <class Visit>
+  void walk_backward(std::size_t before, Visit&& visit) const;
+  /// The runs of ranks where matches can be, in index order (the whole index without a plan).
+  std::vector<rank_span> candidate_spans() const;
   void remember_before();
 
   const index& idx_;
   filter where_;
   bool match_all_;
+  std::optional<span_plan> plan_;  // the interval the filter puts on the index's first key
   std::uint64_t offset_;
   std::uint64_t limit_;
   bool count_;

@@ -1,0 +1,174 @@
+// core::match_spans against brute force on indexes deep enough to have inner nodes: the runs of
+// ranks where a filter's matches can be hold every match, and count_by_ranks equals the number
+// of matches whenever it answers.
+#include "core/match_spans.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <boost/json/parse.hpp>
+
+namespace weir::core {
+namespace {
+
+using index = order_index<record_ptr>;
+
+// 3,000 records whose "n" is mostly an integer, sometimes a fraction, a string, an array, null
+// or missing; `arrays` of them hold an array.
+std::vector<record_ptr> records(std::mt19937& rng, int arrays) {
+  std::vector<record_ptr> out;
+  for (int i = 0; i < 3000; ++i) {
+    boost::json::object d;
+    d["id"] = "r" + std::to_string(i);
+    const int n = static_cast<int>(rng() % 500);
+    if (i < arrays) {
+      d["n"] = boost::json::array{n, n + 40};
+    } else {
+      switch (rng() % 10) {
+        case 0:
+          d["n"] = n + 0.25;
+          break;
+        case 1:
+          d["n"] = "k" + std::to_string(n);
+          break;
+        case 2:
+          d["n"] = nullptr;
+          break;
+        case 3:
+          break;
+        default:
+          d["n"] = n;
+      }
+    }
+    d["_ver"] = boost::json::object{{"id", "1"}};
+    out.push_back(make_record(d));
+  }
+  return out;
+}
+
+std::unique_ptr<index> build(const std::vector<record_ptr>& recs, const std::string& sort) {
+  auto spec = sort_spec::parse(std::vector<std::string>{sort}).value();
+  auto idx = std::make_unique<index>(spec);
+  for (const auto& r : recs) {
+    idx->insert(r, spec.position_of(parse_doc(*r)));
+  }
+  return idx;
+}
+
+std::uint64_t brute_count(const std::vector<record_ptr>& recs, const filter& f) {
+  std::uint64_t n = 0;
+  for (const auto& r : recs) {
+    n += f.matches(parse_doc(*r)) ? 1 : 0;
+  }
+  return n;
+}
+
+const std::vector<std::string> exact_filters{R"({"n":{"$gte":100}})",
+                                             R"({"n":{"$gt":100,"$lte":250.25}})",
+                                             R"({"n":42})",
+                                             R"({"n":{"$lt":0}})",
+                                             R"({"n":{"$gte":"k2","$lt":"k3"}})",
+                                             R"({"n":{"$regex":"^k1"}})",
+                                             R"({"n":{"$gt":5,"$lt":"z"}})",
+                                             R"({"n":{"$gt":300,"$lt":200}})"};
+
+TEST(MatchSpans, CountByRanksEqualsTheMatchesInBothDirections) {
+  std::mt19937 rng{7};
+  auto recs = records(rng, 25);
+  for (const std::string sort : {"n", "-n"}) {
+    auto idx = build(recs, sort);
+    for (const auto& text : exact_filters) {
+      auto f = filter::parse(boost::json::parse(text)).value();
+      auto n = count_by_ranks(*idx, f, max_array_reads_for_count);
+      ASSERT_TRUE(n.has_value()) << sort << " " << text;
+      EXPECT_EQ(*n, brute_count(recs, f)) << sort << " " << text;
+    }
+  }
+}
+
+TEST(MatchSpans, EveryMatchLiesInTheSpans) {
+  std::mt19937 rng{11};
+  auto recs = records(rng, 25);
+  auto filters = exact_filters;
+  filters.push_back(R"({"n":{"$gte":100},"id":{"$lt":"r5"}})");
+  filters.push_back(R"({"n":{"$gte":100,"$ne":120}})");
+  for (const std::string sort : {"n", "-n"}) {
+    auto idx = build(recs, sort);
+    for (const auto& text : filters) {
+      auto f = filter::parse(boost::json::parse(text)).value();
+      auto plan = span_plan::make(f, idx->spec());
+      ASSERT_TRUE(plan.has_value()) << text;
+      std::uint64_t in_spans = 0;
+      std::size_t last_end = 0;
+      for (const auto& s : plan->spans(*idx)) {
+        ASSERT_GE(s.first, last_end) << "spans in index order, disjoint";
+        last_end = s.last;
+        auto it = idx->select(s.first);
+        for (std::size_t k = 0; k < s.size(); ++k, ++it) {
+          in_spans += f.matches(parse_doc(it.rec())) ? 1 : 0;
+        }
+      }
+      EXPECT_EQ(in_spans, brute_count(recs, f)) << sort << " " << text;
+    }
+  }
+}
+
+TEST(MatchSpans, NoCountFromRanksWhereItWouldNotBeExactOrCheap) {
+  std::mt19937 rng{3};
+  auto recs = records(rng, 25);
+  auto idx = build(recs, "n");
+  for (const std::string text :
+       {R"({"n":{"$gte":100},"id":"r1"})", R"({"n":{"$regex":"^k","$options":"i"}})",
+        R"({"n":{"$in":[1,2]}})", R"({"id":{"$gte":"r5"}})", "{}"}) {
+    auto f = filter::parse(boost::json::parse(text)).value();
+    EXPECT_FALSE(count_by_ranks(*idx, f, max_array_reads_for_count).has_value()) << text;
+  }
+  // Records holding an array at the key are read one by one, up to a bound.
+  auto f = filter::parse(boost::json::parse(R"({"n":{"$gte":100}})")).value();
+  EXPECT_FALSE(count_by_ranks(*idx, f, 24).has_value());
+  EXPECT_EQ(count_by_ranks(*idx, f, 25), brute_count(recs, f));
+}
+
+TEST(MatchSpans, ARegexPrefixIsAnIntervalOnlyWhenItIsALiteral) {
+  auto path = json_path::parse("s").value();
+  auto range = [&](const char* text) {
+    return filter::parse(boost::json::parse(text)).value().range_on(path);
+  };
+  auto r = range(R"({"s":{"$regex":"^ab"}})");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->exact);
+  EXPECT_EQ(r->lower->as_string(), "ab");
+  EXPECT_EQ(r->upper->as_string(), "ac");
+  EXPECT_FALSE(r->upper_inclusive);
+  EXPECT_TRUE(range(R"({"s":{"$regex":"^ab","$options":"s"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab","$options":"m"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab","$options":"i"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^a.b"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^a\\d"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"ab"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^(?i)ab"}})"));
+  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab+"}})"));
+  // A pattern need not be valid UTF-8 (matching is byte-wise): 0xff has no successor byte.
+  boost::json::object spec{{"s", boost::json::object{{"$regex", "^a\xff"}}}};
+  r = filter::parse(spec).value().range_on(path);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->upper->as_string(), "b");
+  r = range(R"({"s":{"$regex":"^"}})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->lower->as_string(), "");
+  EXPECT_FALSE(r->upper);
+  EXPECT_FALSE(range(R"({"t":{"$gte":1}})"));
+  EXPECT_FALSE(range(R"({"s":{"$gte":true}})"));
+  EXPECT_FALSE(range(R"({"s":{"$gte":null}})"));
+  r = range(R"({"s":{"$gte":1},"t":2})");
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->exact);
+  r = range(R"({"s":{"$gte":1,"$lt":"a"}})");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->none);
+  EXPECT_TRUE(r->exact);
+}
+
+}  // namespace
+}  // namespace weir::core
