@@ -6,6 +6,8 @@
 // satisfy a clause that gives an interval (a number or string operand, a literal prefix).
 #include "core/match_spans.hpp"
 
+#include <algorithm>
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
@@ -38,10 +40,12 @@ interval class_interval(int rank) {
 
 rank_span ranks_of(const order_index<record_ptr>& idx, const interval& i, bool descending) {
   // The index runs in value order on an ascending first key, against it on a descending one.
-  if (!descending) {
-    return {idx.key_bound(i.lower, !i.lower_inclusive), idx.key_bound(i.upper, i.upper_inclusive)};
-  }
-  return {idx.key_bound(i.upper, !i.upper_inclusive), idx.key_bound(i.lower, i.lower_inclusive)};
+  rank_span s = !descending ? rank_span{idx.key_bound(i.lower, !i.lower_inclusive),
+                                        idx.key_bound(i.upper, i.upper_inclusive)}
+                            : rank_span{idx.key_bound(i.upper, !i.upper_inclusive),
+                                        idx.key_bound(i.lower, i.lower_inclusive)};
+  s.last = std::max(s.first, s.last);  // crossed bounds ({$gt: 5, $lt: 2}): an empty run
+  return s;
 }
 
 }  // namespace

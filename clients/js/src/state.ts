@@ -21,8 +21,10 @@ export interface SubscribeStateOptions {
 
 /**
  * Follows an object's property document: `onState` gets it after every snapshot and every
- * delta (`{}` while the object has none). Resolves when aborted; rejects on an error a retry
- * cannot fix (a 4xx other than 401/429).
+ * delta (`{}` while the object has none), and `null` when the caller may no longer read it (a
+ * RUN_ERROR `auth.expired`, or a 401 on a retry): what it showed is to be cleared, and the loop
+ * goes on retrying until the credentials work again. Resolves when aborted; rejects on an error
+ * a retry cannot fix (a 4xx other than 401/429).
  */
 export async function subscribeState(
   conn: Connection,
@@ -35,7 +37,9 @@ export async function subscribeState(
   const minMs = options.minRetryMs ?? 500;
   const maxMs = options.maxRetryMs ?? 30000;
   let failures = 0;
+  let shown = false;  // onState has a document that a lost authorization must clear
   const deliver = (state: JsonValue) => {
+    shown = state !== null;
     try {
       onState(state);
     } catch (e) {
@@ -68,6 +72,7 @@ export async function subscribeState(
           deliver(state);
         } else if (ev.type === "RUN_ERROR") {
           options.onRunError?.(ev.code ?? "", ev.message ?? "");
+          if (ev.code === "auth.expired" && shown) deliver(null);
           break;
         }
       }
@@ -78,6 +83,10 @@ export async function subscribeState(
       if (e instanceof SyntaxError) throw e;  // not JSON where JSON belongs: not a retry's to fix
       const err = e instanceof WeirError ? e : new WeirError("network", e instanceof Error ? e.message : String(e), 0);
       if (err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429) throw err;
+      if (err.status === 401 && shown) {
+        shown = false;
+        onState(null);  // an error it throws ends the subscription, as from deliver()
+      }
       const delay = backoffDelay(failures, minMs, maxMs);
       failures += 1;
       options.onRetry?.(err, delay);
