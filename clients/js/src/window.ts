@@ -23,7 +23,8 @@ export interface WindowRequest {
   limit?: number;
   offset?: number;
   includeTotal?: boolean;
-  projection?: Record<string, unknown>;
+  /** Paths to keep (1/true) or to leave out (0/false). */
+  projection?: Record<string, number | boolean>;
   /** Subscribe only. */
   mailboxCapacity?: number;
   driftBudgetPercent?: number;

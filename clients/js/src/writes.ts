@@ -26,7 +26,8 @@ export interface UpdateOps {
 }
 
 export interface BatchBody {
-  upsert?: Record<string, unknown>[];
+  /** Records, each with its string `id`. */
+  upsert?: (Record<string, unknown> & { id: string })[];
   delete?: string[];
 }
 
