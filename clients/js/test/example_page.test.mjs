@@ -1,6 +1,7 @@
 // The example page (examples/live-window.html behind examples/serve.mjs) in headless Chromium
-// against a real Weir node: the page shows the window, follows writes made elsewhere, and its
-// own form writes through the same origin.
+// against a real Weir node started with --demo: with no parameters the page shows the demo's
+// chat room, newest first, and follows the demo's writer; with parameters it shows another
+// window, follows writes made elsewhere, and its own form writes through the same origin.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -22,7 +23,7 @@ let pageUrl;
 
 before(async () => {
   assert.ok(chromium, "chromium is needed for this test: scripts/setup installs it (or set WEIR_CHROMIUM)");
-  node = await WeirNode.start();
+  node = await WeirNode.start({ args: ["--demo"] });
   const port = await freePort();
   server = spawn(process.execPath, [resolve(here, "../examples/serve.mjs"), "--weir", node.baseUrl, "--port", String(port)],
     { stdio: ["ignore", "pipe", "inherit"] });
@@ -40,6 +41,22 @@ after(async () => {
   await browser?.close();
   server?.kill();
   await node?.stop();
+});
+
+test("with no parameters, the example page follows the demo's chat room", async () => {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(pageUrl);
+  const rows = () => page.$$eval("#rows tr", (trs) => trs.map((tr) => tr.dataset.id));
+  await eventually(async () => (await rows()).length === 20, 20000, "the demo's 20 newest messages");
+  assert.equal(await page.$eval("#status", (e) => e.dataset.live), "true");
+  // The demo's writer posts a line every second: a new one comes first.
+  const first = (await rows())[0];
+  await eventually(async () => (await rows())[0] !== first, 10000, "a new message from the demo's writer");
+  assert.equal((await rows()).length, 20);
+  assert.deepEqual(problems, []);
+  await page.close();
 });
 
 test("the example page shows a live window and writes through its form", async () => {

@@ -22,8 +22,10 @@ export function freePort() {
 }
 
 export class WeirNode {
-  static async start({ yaml = "", dir } = {}) {
+  /** `args`: more `weir serve` arguments (e.g. `["--demo"]`). */
+  static async start({ yaml = "", dir, args = [] } = {}) {
     const node = new WeirNode();
+    node.args = args;
     node.dir = dir ?? mkdtempSync(join(tmpdir(), "weir-js-"));
     node.port = await freePort();
     node.grpc = await freePort();
@@ -41,7 +43,7 @@ export class WeirNode {
     writeFileSync(config, this.yaml);
     this.log = "";
     this.proc = spawn(weirBin, ["serve", "--config", config, "--data-dir", join(this.dir, "data"),
-      "--http", `127.0.0.1:${this.port}`, "--grpc", `127.0.0.1:${this.grpc}`], { stdio: ["ignore", "ignore", "pipe"] });
+      "--http", `127.0.0.1:${this.port}`, "--grpc", `127.0.0.1:${this.grpc}`, ...(this.args ?? [])], { stdio: ["ignore", "ignore", "pipe"] });
     this.proc.stderr.on("data", (d) => { this.log += d; });
     const deadline = Date.now() + 20000;
     while (Date.now() < deadline) {
