@@ -2,14 +2,20 @@
 // documented operation is sent, with the answers a client meets — successes, refusals of
 // each kind, streams with their events — and every answer must be one the document gives, in
 // the form it gives. A node with JWT auth, space rules and named queries, and a node with no
-// configuration at all (anonymous callers everywhere). Run by scripts/dev test.
+// configuration at all (anonymous callers everywhere). And every metric family the nodes'
+// /metrics answers must be in docs/operations.md's metrics table with its type. Run by
+// scripts/dev test.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
 
 import { WeirNode } from "../../clients/js/test/weir_node.mjs";
 import { exchange, exercised, spec } from "./openapi_contract.mjs";
 
+const here = dirname(fileURLToPath(import.meta.url));
 const secret = "0123456789abcdef0123456789abcdef0123";
 const config = `auth:
   jwt:
@@ -174,6 +180,10 @@ test("a node with JWT auth, space rules and named queries answers as documented"
   await t("wq bad token", "POST", "/v1/spaces/s2/query", { body: w, headers: bad, expect: 401 });
   setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r0", { method: "PUT", body: JSON.stringify({ a: 0 }) }), 400);
   await t("ws sub", "POST", "/v1/spaces/s2/query/subscribe", { body: { ...w, includeTotal: false }, stream: 3, expect: 200 });
+  // A change whose ops are an $unset of one path (an op without a payload).
+  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r1", { method: "PATCH", body: JSON.stringify({ $unset: { a: true } }) }), 400);
+  const unset = await t("ws sub unset", "POST", "/v1/spaces/s2/query/subscribe", { body: { objectId: "o1", dataset: "d", sort: ["id"], limit: 5 }, stream: 3, expect: 200 });
+  assert.match(unset.events[2].data, /"\$unset"/, "the changes frame carries the $unset op");
   await t("ws sub 400", "POST", "/v1/spaces/s2/query/subscribe", { body: { objectId: "o1", dataset: "d", limit: 2 }, expect: 400 });
   setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o9", { method: "PUT", body: JSON.stringify({ name: "nine" }) }), 400);
   await t("ws sub objects", "POST", "/v1/spaces/s2/objects/query/subscribe", { body: { sort: ["-modifiedAt"], limit: 1 }, stream: 3, expect: 200 });
@@ -241,6 +251,25 @@ test("methods a path does not serve get what its x-weir-other-methods says", asy
     if (text !== "" && other.body === "envelope") {
       const body = JSON.parse(text);
       assert.equal(body.error?.code, other.code, `${what}: the envelope's code`);
+    }
+  }
+});
+
+test("every metric /metrics answers is in docs/operations.md's table, with its type", async () => {
+  // After the exchanges above, so the families that appear with their first sample are there.
+  const doc = readFileSync(resolve(here, "../../docs/operations.md"), "utf8");
+  const table = doc.split("## Metrics")[1]?.split("\n## ")[0] ?? "";
+  const rows = table.split("\n").filter((l) => l.startsWith("| `weir_"));
+  for (const node of [secured, open]) {
+    const text = await (await fetch(`${node.baseUrl}/metrics`)).text();
+    const families = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
+    assert.ok(families.length > 10, "metric families on /metrics");
+    for (const [name, type] of families) {
+      // Cells split on unescaped pipes (label alternatives are written `a"\|"b`).
+      const cells = (r) => r.split(/(?<!\\)\|/);
+      const row = rows.find((r) => cells(r)[1].includes("`" + name + "`") || cells(r)[1].includes("`" + name + "{"));
+      assert.ok(row, `${name} is not documented in docs/operations.md#metrics`);
+      assert.equal(cells(row)[2].trim(), type, `${name}: the documented type`);
     }
   }
 });
