@@ -155,6 +155,7 @@ core::result<std::unique_ptr<node>> node::start(config::node_config cfg) {
   ho.allowed_origins = p->cfg.hub.allowed_origins;
   ho.allow_null_origin = p->cfg.hub.allow_null_origin;
   ho.windowed_keep_alive_ms = p->cfg.windowed.keep_alive_ms;
+  ho.windowed_close_deadline = std::chrono::milliseconds{p->cfg.windowed.close_deadline_ms};
   ho.windowed_max_queue_bytes = p->cfg.windowed.max_queue_bytes;
   ho.auth = p->cfg.auth.authenticator;
   ho.hubs = p->cfg.auth.hubs;

@@ -1,47 +1,24 @@
-// URL helpers for routing: decoding only, never re-encoding.
+// URL helpers for routing: decoding only, never re-encoding. Escapes are checked and decoded by
+// Boost.URL (header-only here: Debian's Boost 1.81 ships no compiled Boost.URL, so this file
+// compiles its sources once, boost/url/src.hpp); the splitting on '/', '?', '&' and '=' is
+// Weir's own routing rule (a query string is split leniently: empty parts are skipped, and bytes
+// RFC 3986 would have escaped are taken as they come, as before).
 #include "core/url.hpp"
 
+#include <boost/url/src.hpp>
+
 namespace weir::core {
-namespace {
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-}  // namespace
 
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%') {
-      if (i + 2 >= s.size()) {
-        return std::nullopt;
-      }
-      int h = hex(s[i + 1]);
-      int l = hex(s[i + 2]);
-      if (h < 0 || l < 0) {
-        return std::nullopt;
-      }
-      out.push_back(static_cast<char>(h * 16 + l));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
+  // Boost.URL checks every escape (two hex digits after each '%') and decodes; '+' is a space
+  // only where asked (query strings), never in a path.
+  auto pct = boost::urls::make_pct_string_view(boost::urls::string_view{s.data(), s.size()});
+  if (!pct) {
+    return std::nullopt;
   }
-  return out;
+  boost::urls::encoding_opts opts;
+  opts.space_as_plus = plus_is_space;
+  return pct->decode(opts);
 }
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target) {

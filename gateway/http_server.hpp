@@ -41,6 +41,9 @@ struct http_options {
   std::int64_t windowed_keep_alive_ms = 25000;
   /// Windowed streams: unwritten event bytes before `closed{overflow}`.
   std::size_t windowed_max_queue_bytes = 16 << 20;
+  /// Windowed streams: how long a decided `closed` frame has to reach the client
+  /// (`windowed.closeDeadlineMs`).
+  std::chrono::milliseconds windowed_close_deadline{10000};
   /// Who callers are (null: authentication off, everyone anonymous).
   std::shared_ptr<const core::authenticator> auth;
   /// Who may open a hub connection (`auth.hubs`).

@@ -286,7 +286,7 @@ void windowed_stream_session::on_closed(std::string reason) {
   close_frame_ = "event: closed\ndata: {\"reason\":\"" + reason + "\"}\n\n";
   // When the deadline passes the socket closes: the pending read and any write fail with it.
   // (Not the stream's own timeout: it cannot be set while a read and a write are both pending.)
-  deadline_.expires_after(close_deadline);
+  deadline_.expires_after(ctx_.opts.windowed_close_deadline);
   deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_) {
       return;

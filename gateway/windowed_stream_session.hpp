@@ -6,9 +6,9 @@
 // gateway/.
 //
 // Deadlines: a subscription that has not opened within open_timeout is refused with 503
-// `server.unavailable`; once `closed` is decided, the stream has close_deadline to get it to
-// the client before the socket is closed (a client that stopped reading cannot hold a draining
-// node), and a client whose kernel takes no byte of a write for http.sendStallTimeoutMs is
+// `server.unavailable`; once `closed` is decided, the stream has `windowed.closeDeadlineMs` to
+// get it to the client before the socket is closed (a client that stopped reading cannot hold a
+// draining node), and a client whose kernel takes no byte of a write for http.sendStallTimeoutMs is
 // dropped (watched_write), releasing its subscription. HTTP/1.1 streams are chunked; HTTP/1.0
 // ones end with the connection.
 #pragma once
@@ -40,7 +40,6 @@ class windowed_stream_session : public actors::windowed_sink,
                                 public std::enable_shared_from_this<windowed_stream_session> {
  public:
   static constexpr std::chrono::seconds open_timeout{30};
-  static constexpr std::chrono::seconds close_deadline{10};
 
   windowed_stream_session(beast::tcp_stream&& stream, server_context& ctx, unsigned http_version,
                           std::string correlation_id,

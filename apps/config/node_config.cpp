@@ -854,13 +854,15 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
   }
   WEIR_TRY(read_hub(file, root, cfg.hub));
   {
-    auto s = open_section(file, root, "windowed", {"keepAliveMs", "maxQueueBytes"});
+    auto s =
+        open_section(file, root, "windowed", {"keepAliveMs", "maxQueueBytes", "closeDeadlineMs"});
     if (!s) {
       return std::move(s).error();
     }
     WEIR_TRY(assign(*s, "keepAliveMs", 0, 3600000, cfg.windowed.keep_alive_ms));
     WEIR_TRY(assign(*s, "maxQueueBytes", 64 * 1024, std::int64_t{1024} << 20,
                     cfg.windowed.max_queue_bytes));
+    WEIR_TRY(assign(*s, "closeDeadlineMs", 100, 600000, cfg.windowed.close_deadline_ms));
   }
   {
     auto s = open_section(file, root, "records", {"maxBytes", "maxMembers", "maxKeyBytes"});

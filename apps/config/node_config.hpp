@@ -57,6 +57,9 @@ struct windowed_settings {
   /// maxQueueBytes, 64 KiB..1 GiB: bytes of events a stream may hold unwritten (besides its
   /// mailboxCapacity in events) before it closes with `overflow`.
   std::size_t max_queue_bytes = 16 << 20;
+  /// closeDeadlineMs, 100..600000: once a stream's `closed` frame is decided, how long the
+  /// client has to take it before the connection is dropped without it.
+  std::int64_t close_deadline_ms = 10000;
 };
 
 /// What every record must hold to (YAML section `records`; core::document_limits). The nesting

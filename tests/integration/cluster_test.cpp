@@ -6,6 +6,7 @@
 // reconstructs to exactly what a fresh query returns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <map>
@@ -279,7 +280,17 @@ TEST(ClusterProcess, OwnerKilledDuringWriteBurstLosesNothingAcknowledged) {
     }
   };
   std::thread wa{writer, a, "a"}, wb{writer, b, "b"};
-  std::this_thread::sleep_for(400ms);
+  // The burst is under way (writes acknowledged through both members) when the owner dies.
+  auto acked_from = [&](char member) {
+    std::lock_guard lock{mu};
+    return std::count_if(acked.begin(), acked.end(), [&](auto& e) { return e.first[0] == member; });
+  };
+  for (auto until = clock_type::now() + 10s;
+       (acked_from('a') < 10 || acked_from('b') < 10) && clock_type::now() < until;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_GE(acked_from('a'), 10);
+  ASSERT_GE(acked_from('b'), 10);
   auto killed_at = clock_type::now();
   cl.kill(c);
   // Detected down within a bound (heartbeat 100 ms, down after 1000 ms).

@@ -29,6 +29,24 @@ std::string big_record(int n) {
          R"("})";
 }
 
+/// Frames the node has handed to `transport`'s sockets (its /metrics), -1 when not listed.
+double frames_sent(std::uint16_t port, const std::string& transport) {
+  auto body = http(port, "GET", "/metrics").body;
+  const std::string name = "\nweir_frames_sent_total{transport=\"" + transport + "\"} ";
+  auto at = body.find(name);
+  return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size()));
+}
+
+/// Reads late: waits (bounded) until the node has handed `n` frames of `transport` to sockets,
+/// so the frames wait in the kernel's buffers, unread, before the client reads them.
+void wait_until_sent(std::uint16_t port, const std::string& transport, double n) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (frames_sent(port, transport) < n && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  ASSERT_GE(frames_sent(port, transport), n);
+}
+
 /// The record `id` in a delta's change set or a snapshot's data, with its pad intact.
 void expect_intact(const boost::json::object& frame, int n) {
   auto text = boost::json::serialize(frame);
@@ -43,11 +61,12 @@ TEST_F(LargeFrames, WebSocketFramesLargerThanTheSendBufferArriveWhole) {
   hub.expect_connected();
   hub.subscribe("q", "T.Items.All", {{"obj", "big"}}, 1, "delta");
   expect_intact(hub.read_json(), 0);  // the snapshot: one ~400 KiB frame
+  const double before = frames_sent(port, "websocket");
   for (int n = 1; n <= frames; ++n) {
     put_record(port, "t", "big", "items", "r" + std::to_string(n), big_record(n));
   }
   // Read late: the frames wait in the kernel's buffers meanwhile.
-  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  wait_until_sent(port, "websocket", before + frames);
   for (int n = 1; n <= frames; ++n) {
     expect_intact(hub.read_json(), n);
   }
@@ -63,10 +82,11 @@ TEST_F(LargeFrames, SseEventsLargerThanTheSendBufferArriveWhole) {
       control_body(id, "q", 1, subscription_request("T.Items.All", {{"obj", "big"}}, "delta")));
   ASSERT_EQ(r.status, 200u) << r.body;
   expect_intact(s.read_json(), 0);
+  const double before = frames_sent(port, "sse");
   for (int n = 1; n <= frames; ++n) {
     put_record(port, "t", "big", "items", "r" + std::to_string(n), big_record(n));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  wait_until_sent(port, "sse", before + frames);
   for (int n = 1; n <= frames; ++n) {
     expect_intact(s.read_json(), n);
   }

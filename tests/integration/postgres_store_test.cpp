@@ -284,9 +284,25 @@ TEST_F(PostgresStore, TheFenceCommitsOnlyUnitsTheMembershipRecordGivesThisMember
     pg.sql("BEGIN; SELECT pg_advisory_xact_lock(" +
            std::to_string(store::postgres_leases::fence_lock) + "); SELECT pg_sleep(1.5); COMMIT");
   }};
-  std::this_thread::sleep_for(500ms);
+  // Waits (bounded) until the fence's advisory lock has `n` holders and `waiting` waiters.
+  auto fence = [&](int held, int waiting) {
+    // A bigint advisory key shows as classid (its high 32 bits) and objid (its low ones).
+    const auto key = static_cast<std::uint64_t>(store::postgres_leases::fence_lock);
+    const std::string q =
+        "SELECT count(*) FILTER (WHERE granted) || '/' || "
+        "count(*) FILTER (WHERE NOT granted) FROM pg_locks WHERE "
+        "locktype = 'advisory' AND classid::bigint = " +
+        std::to_string(key >> 32) + " AND objid::bigint = " + std::to_string(key & 0xffffffffu);
+    const auto want = std::to_string(held) + "/" + std::to_string(waiting);
+    for (auto until = std::chrono::steady_clock::now() + 10s;
+         pg.sql(q) != want && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return pg.sql(q) == want;
+  };
+  ASSERT_TRUE(fence(1, 0)) << "the change of owners holds the fence";
   auto first = write(mine, 1);  // its group waits for the lock; the next two queue behind it
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(fence(1, 1)) << "the first group waits for the fence";
   auto second = write(theirs, 1);
   auto third = write(mine, 2);
   blocker.join();

@@ -394,14 +394,27 @@ TEST(WindowedStream, AStalledReaderOverflowsItsMailboxAndIsClosedWithOverflow) {
   EXPECT_EQ(ids_of(again.open().at("records")), (std::vector<std::string>{"r120"}));
 }
 
+/// The node's windowed streams, from its /metrics.
+int windowed_connections(std::uint16_t port) {
+  auto body = http(port, "GET", "/metrics").body;
+  const std::string name = "weir_connections{transport=\"windowed\"} ";
+  auto at = body.find("\n" + name);
+  return at == std::string::npos ? -1 : std::stoi(body.substr(at + 1 + name.size()));
+}
+
 TEST(WindowedStream, AClientThatStopsReadingIsCutOffAfterTheCloseDeadline) {
-  // Once `closed` is decided the stream has windowed_stream_session::close_deadline (10 s) to
-  // deliver it; a client that reads nothing cannot hold the session (or a draining node) longer.
-  node_with n;
+  // Once `closed` is decided the stream has windowed.closeDeadlineMs to deliver it; a client
+  // that reads nothing cannot hold the session (or a draining node) longer.
+  node_with n{"windowed:\n  closeDeadlineMs: 300\n"};
   windowed_stream s = open_top_one_with_a_small_mailbox(n.port);
   write_120_big_records(n.port);
-  // The mailbox overflowed while the writers ran; now let the deadline pass unread.
-  std::this_thread::sleep_for(11s);
+  // The mailbox overflowed while the writers ran; the client reads nothing until the node has
+  // dropped the stream (its gauge says so), which the deadline bounds.
+  const auto start = std::chrono::steady_clock::now();
+  while (windowed_connections(n.port) != 0 && std::chrono::steady_clock::now() - start < 10s) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(windowed_connections(n.port), 0) << "the stream outlived its close deadline by 10 s";
   int frames = 0;
   while (auto f = s.next(5s)) {
     ++frames;

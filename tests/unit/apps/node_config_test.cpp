@@ -145,6 +145,7 @@ TEST(NodeConfigTest, WindowedSection) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->windowed.keep_alive_ms, 25000);
   EXPECT_EQ(d->windowed.max_queue_bytes, 16u << 20);
+  EXPECT_EQ(d->windowed.close_deadline_ms, 10000);
   auto r = load_config_text("windowed: { keepAliveMs: 0, maxQueueBytes: 65536 }", "w.yaml");
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->windowed.keep_alive_ms, 0);
@@ -153,6 +154,11 @@ TEST(NodeConfigTest, WindowedSection) {
   EXPECT_EQ(e.details.at("field"), json::value("windowed.keepAliveMs"));
   e = load_error("windowed: { maxQueueBytes: 100 }\n");
   EXPECT_EQ(e.details.at("field"), json::value("windowed.maxQueueBytes"));
+  e = load_error("windowed: { closeDeadlineMs: 50 }\n");
+  EXPECT_EQ(e.details.at("field"), json::value("windowed.closeDeadlineMs"));
+  auto c = load_config_text("windowed: { closeDeadlineMs: 250 }", "w.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->windowed.close_deadline_ms, 250);
   e = load_error("windowed: { keepAlive: 5 }\n");
   EXPECT_EQ(e.details.at("field"), json::value("windowed.keepAlive"));
 }
