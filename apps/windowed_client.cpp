@@ -9,6 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include "apps/http_client/http_client.hpp"
+
 namespace weir::app {
 namespace {
 
@@ -91,8 +93,9 @@ bool windowed_request_of(const windowed_options& o, bool subscribe, std::string&
     }
     path += "/objects";
   } else if (o.dataset.empty()) {
-    std::cerr << cmd << ": give --dataset NAME (with OBJECT: one object's; without: across "
-                        "the space's objects) or --properties\n";
+    std::cerr << cmd
+              << ": give --dataset NAME (with OBJECT: one object's; without: across "
+                 "the space's objects) or --properties\n";
     return false;
   } else if (o.object.empty()) {
     path += "/datasets";
@@ -102,7 +105,8 @@ bool windowed_request_of(const windowed_options& o, bool subscribe, std::string&
     b["dataset"] = o.dataset;
   }
   path += subscribe ? "/query/subscribe" : "/query";
-  for (auto [name, text] : {std::pair{"filter", &o.filter}, std::pair{"projection", &o.projection}}) {
+  for (auto [name, text] :
+       {std::pair{"filter", &o.filter}, std::pair{"projection", &o.projection}}) {
     if (text->empty()) {
       continue;
     }
@@ -147,21 +151,9 @@ int run_query(const windowed_options& o) {
     return 2;
   }
   try {
-    asio::io_context ioc;
-    tcp::resolver resolver{ioc};
-    beast::tcp_stream stream{ioc};
-    stream.connect(resolver.resolve(host, port));
-    http::request<http::string_body> req{http::verb::post, path, 11};
-    req.set(http::field::host, host + ":" + port);
-    req.set(http::field::content_type, "application/json");
-    req.body() = body;
-    req.prepare_payload();
-    http::write(stream, req);
-    beast::flat_buffer buf;
-    http::response<http::string_body> res;
-    http::read(stream, buf, res);
-    std::cout << res.body() << '\n';
-    return res.result_int() == 200 ? 0 : 1;
+    auto res = http_request(host, port, "POST", path, body);
+    std::cout << res.body << '\n';
+    return res.status == 200 ? 0 : 1;
   } catch (const beast::system_error& e) {
     std::cerr << "weir query: " << e.code().message() << '\n';
     return 1;
@@ -197,8 +189,8 @@ int run_query_subscribe(const windowed_options& o) {
       // The error envelope: read it whole and print it.
       http::response_parser<http::string_body> whole{std::move(parser)};
       http::read(stream, buf, whole);
-      std::cerr << "weir query-subscribe: " << whole.get().result_int() << " "
-                << whole.get().body() << '\n';
+      std::cerr << "weir query-subscribe: " << whole.get().result_int() << " " << whole.get().body()
+                << '\n';
       return 1;
     }
     std::string pending;

@@ -23,6 +23,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "apps/http_client/http_client.hpp"
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -158,27 +160,12 @@ int main(int argc, char** argv) {
   }
   tcp::endpoint ep{asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)};
   // Seed the records so every write is a PATCH of an existing one.
-  auto request = [&](beast::tcp_stream& s, http::verb verb, const std::string& target,
-                     const std::string& body) {
-    http::request<http::string_body> req{verb, target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    req.set(http::field::content_type, "application/json");
-    req.body() = body;
-    req.prepare_payload();
-    http::write(s, req);
-    beast::flat_buffer b;
-    http::response<http::string_body> res;
-    http::read(s, b, res);
-    return res.result_int();
-  };
-  asio::io_context wioc;
-  beast::tcp_stream ws{wioc};
-  ws.connect(ep);
+  weir::app::http_client writer{"127.0.0.1", std::to_string(port)};
   std::string pad(100, 'x');
   for (int r = 0; r < records; ++r) {
     auto id = "r" + std::to_string(r);
-    request(ws, http::verb::put, "/v1/spaces/bench/objects/fan/datasets/items/records/" + id,
-            "{\"n\":" + std::to_string(r) + ",\"ts\":0,\"pad\":\"" + pad + "\"}");
+    writer.request("PUT", "/v1/spaces/bench/objects/fan/datasets/items/records/" + id,
+                   "{\"n\":" + std::to_string(r) + ",\"ts\":0,\"pad\":\"" + pad + "\"}");
   }
   stats st;
   asio::io_context ioc;
@@ -206,8 +193,8 @@ int main(int argc, char** argv) {
   auto next = t0;
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds{seconds}) {
     auto id = "r" + std::to_string(writes % static_cast<std::uint64_t>(records));
-    request(ws, http::verb::patch, "/v1/spaces/bench/objects/fan/datasets/items/records/" + id,
-            "{\"$set\":{\"ts\":" + std::to_string(mono_ns()) + "}}");
+    writer.request("PATCH", "/v1/spaces/bench/objects/fan/datasets/items/records/" + id,
+                   "{\"$set\":{\"ts\":" + std::to_string(mono_ns()) + "}}");
     ++writes;
     next += period;
     std::this_thread::sleep_until(next);

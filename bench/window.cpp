@@ -31,6 +31,8 @@
 #include <boost/json.hpp>
 #include <boost/json/src.hpp>
 
+#include "apps/http_client/http_client.hpp"
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -75,33 +77,8 @@ json::object make_row(const std::string& id, long payload) {
   return r;
 }
 
-class connection {
- public:
-  explicit connection(const options& o) : stream_(ioc_) {
-    tcp::resolver resolver{ioc_};
-    stream_.connect(resolver.resolve(o.host, o.port));
-    host_ = o.host + ":" + o.port;
-  }
-  http::response<http::string_body> request(http::verb verb, const std::string& target,
-                                            const std::string& body) {
-    http::request<http::string_body> req{verb, target, 11};
-    req.set(http::field::host, host_);
-    req.set(http::field::content_type, "application/json");
-    req.keep_alive(true);
-    req.body() = body;
-    req.prepare_payload();
-    http::write(stream_, req);
-    http::response<http::string_body> res;
-    http::read(stream_, buf_, res);
-    return res;
-  }
-
- private:
-  asio::io_context ioc_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buf_;
-  std::string host_;
-};
+/// A keep-alive connection for the writes and loads (Weir's tool client).
+using connection = weir::app::http_client;
 
 /// A windowed stream: sends the POST, then hands out SSE events as they arrive.
 class stream {
@@ -170,7 +147,7 @@ class stream {
 };
 
 int do_load(const options& o) {
-  connection c{o};
+  connection c{o.host, o.port};
   auto t0 = clock_type::now();
   long done = 0;
   while (done < o.count) {
@@ -181,11 +158,10 @@ int do_load(const options& o) {
     }
     json::object body;
     body["upsert"] = std::move(up);
-    auto res = c.request(http::verb::post,
-                         "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records",
+    auto res = c.request("POST", "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records",
                          json::serialize(body));
-    if (res.result_int() != 200) {
-      std::cerr << "weir_window load: " << res.result_int() << " " << res.body() << "\n";
+    if (res.status != 200) {
+      std::cerr << "weir_window load: " << res.status << " " << res.body << "\n";
       return 1;
     }
     done += n;
@@ -203,16 +179,15 @@ int do_open(const options& o) {
   std::thread writer;
   if (o.write_during_ms > 0) {
     writer = std::thread{[&] {
-      connection c{o};
+      connection c{o.host, o.port};
       for (long i = 0; opening; ++i) {
         auto id = "open-w" + std::to_string(i);
         auto w0 = clock_type::now();
-        auto res =
-            c.request(http::verb::put,
-                      "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
-                      json::serialize(make_row(id, o.payload)));
-        if (res.result_int() != 200) {
-          std::cerr << "weir_window open: write " << res.result_int() << "\n";
+        auto res = c.request(
+            "PUT", "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
+            json::serialize(make_row(id, o.payload)));
+        if (res.status != 200) {
+          std::cerr << "weir_window open: write " << res.status << "\n";
         }
         max_write_ms = std::max(max_write_ms, ms_since(w0));
         ++writes_during;
@@ -253,7 +228,7 @@ int do_latency(const options& o) {
   std::atomic<bool> writing{true};
   long writes = static_cast<long>(o.rate * o.seconds);
   std::thread writer{[&] {
-    connection c{o};
+    connection c{o.host, o.port};
     auto period = std::chrono::duration<double>(1.0 / o.rate);
     auto start = clock_type::now();
     for (long i = 0; i < writes; ++i) {
@@ -264,11 +239,11 @@ int do_latency(const options& o) {
         std::lock_guard lock{mu};
         sent[id] = clock_type::now();
       }
-      auto res = c.request(http::verb::put,
-                           "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
-                           json::serialize(make_row(id, o.payload)));
-      if (res.result_int() != 200) {
-        std::cerr << "weir_window latency: write " << res.result_int() << "\n";
+      auto res =
+          c.request("PUT", "/v1/spaces/bench/objects/" + o.object + "/datasets/msgs/records/" + id,
+                    json::serialize(make_row(id, o.payload)));
+      if (res.status != 200) {
+        std::cerr << "weir_window latency: write " << res.status << "\n";
       }
     }
     writing = false;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "gateway/admin_stats.hpp"
+#include "gateway/sse_head.hpp"
 #include "gateway/watched_write.hpp"
 
 namespace weir::gateway {
@@ -38,27 +39,6 @@ std::string admin_events_session::closed_event_for(std::string_view reason) {
   return "event: closed\ndata: {\"reason\":\"" + std::string{reason} + "\"}\n\n";
 }
 
-void admin_events_session::arm_expiry() {
-  // At most a day at a time, then checked again: a far-off expiry must not overflow the
-  // timer's clock arithmetic.
-  constexpr std::int64_t day_ms = 24LL * 3600 * 1000;
-  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  auto left = *expires_at_ * 1000 - now_ms;
-  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
-  expiry_.async_wait([self = shared_from_this(), left, day_ms](beast::error_code ec) {
-    if (ec || self->closing_ || self->closed_) {
-      return;
-    }
-    if (left > day_ms) {
-      self->arm_expiry();
-      return;
-    }
-    self->end(closed_event_for("deauthorized"));
-  });
-}
-
 admin_events_session::~admin_events_session() {
   ctx_.remove(this);
 }
@@ -66,22 +46,8 @@ admin_events_session::~admin_events_session() {
 void admin_events_session::run() {
   stream_.expires_never();
   ctx_.add(shared_from_this());
-  res_.version(version_);
-  res_.result(http::status::ok);
-  res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
-  res_.set(http::field::cache_control, "no-cache");
-  res_.set("X-Accel-Buffering", "no");
-  res_.set("X-Content-Type-Options", "nosniff");
-  res_.set("X-Correlation-ID", correlation_id_);
-  // HTTP/1.0 has no chunked coding: its body is the rest of the connection.
-  chunked_ = version_ >= 11;
-  if (chunked_) {
-    res_.set(http::field::connection, "keep-alive");
-    res_.chunked(true);
-  } else {
-    res_.keep_alive(false);
-  }
+  set_sse_head(res_, version_, correlation_id_);
+  chunked_ = set_sse_framing(res_);
   first_ = std::string{retry_field} + stats_event(ctx_);
   serializer_.emplace(res_);
   writing_ = true;
@@ -101,7 +67,11 @@ void admin_events_session::run() {
   next_tick_ = std::chrono::steady_clock::now();
   arm_tick();
   if (expires_at_) {
-    arm_expiry();
+    expiry_.arm(*expires_at_, shared_from_this(), [this] {
+      if (!closing_ && !closed_) {
+        end(closed_event_for("deauthorized"));
+      }
+    });
   }
   do_read();
   if (ctx_.draining) {

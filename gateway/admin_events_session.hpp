@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "gateway/beast.hpp"
+#include "gateway/credential_expiry.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/server_context.hpp"
 
@@ -52,7 +53,6 @@ class admin_events_session : public closable,
   /// Decides the end: `closed` (with its reason) goes out next, then the stream ends.
   void end(std::string closed_event);
   static std::string closed_event_for(std::string_view reason);
-  void arm_expiry();
   void do_read();
   void finish();
   void gone();
@@ -82,7 +82,7 @@ class admin_events_session : public closable,
   keep_alive_timer keep_alive_;
   asio::steady_timer deadline_;  // the close deadline
   std::optional<std::int64_t> expires_at_;
-  asio::steady_timer expiry_;
+  credential_expiry expiry_;
   std::string closed_event_;  // what `end` decided to send last
 };
 

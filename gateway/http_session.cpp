@@ -32,6 +32,7 @@
 #include "gateway/metrics_route.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/sse_control_router.hpp"
+#include "gateway/sse_head.hpp"
 #include "gateway/sse_hub_session.hpp"
 #include "gateway/windowed_stream_session.hpp"
 #include "gateway/write_api.hpp"
@@ -935,13 +936,7 @@ void http_session::respond_empty(unsigned status, bool close, std::string_view a
 
 void http_session::respond_probe() {
   http::response<http::string_body> res;
-  res.version(version_);
-  res.result(200);
-  res.set(http::field::server, "weir");
-  res.set(http::field::content_type, "text/event-stream; charset=utf-8");
-  res.set(http::field::cache_control, "no-cache");
-  res.set("X-Accel-Buffering", "no");
-  res.set("X-Correlation-ID", correlation_);
+  set_sse_head(res, version_, correlation_);
   res.keep_alive(keep_alive_);
   if (keep_alive_) {
     // After keep_alive(): on HTTP/1.1 it drops the token as the default, and the probe must

@@ -14,6 +14,7 @@
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
+#include "gateway/sse_head.hpp"
 #include "gateway/write_now.hpp"
 #include "log/log.hpp"
 
@@ -23,8 +24,6 @@ namespace {
 constexpr std::string_view data_prefix = "data: ";
 constexpr std::string_view event_end = "\n\n";
 constexpr std::string_view crlf = "\r\n";
-constexpr std::int64_t day_ms = 24 * 3600 * 1000;
-
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -94,7 +93,7 @@ void sse_hub_session::run() {
     write_stream_header();
     do_read();
     if (auto exp = direct_query_->expires_at()) {
-      arm_expiry(*exp);
+      expiry_.arm(*exp, shared_from_this(), [this] { end_unauthorized(); });
     }
     return;
   }
@@ -152,7 +151,7 @@ void sse_hub_session::run_state() {
   write_stream_header();
   do_read();
   if (d.state->expires_at) {
-    arm_expiry(*d.state->expires_at);
+    expiry_.arm(*d.state->expires_at, shared_from_this(), [this] { end_unauthorized(); });
   }
 }
 
@@ -218,15 +217,8 @@ void sse_hub_session::write_stream_header() {
   stream_.expires_never();
   // Data the peer does not acknowledge fails the connection after the stall bound.
   bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
-  res_.version(version_);
-  res_.result(http::status::ok);
-  res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, "text/event-stream; charset=utf-8");
-  res_.set(http::field::cache_control, "no-cache");
-  res_.set(http::field::connection, "keep-alive");
-  res_.set("X-Accel-Buffering", "no");
-  res_.set("X-Correlation-ID", correlation_id_);
-  res_.chunked(true);
+  set_sse_head(res_, version_, correlation_id_);
+  chunked_ = set_sse_framing(res_);
   serializer_.emplace(res_);
   writing_ = true;
   http::async_write_header(
@@ -444,9 +436,12 @@ bool sse_hub_session::write_batch() {
     }
   }
   char size_line[24];
-  auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes);
-  pieces.front() = asio::buffer(size_line, static_cast<std::size_t>(n));
-  pieces.push_back(asio::buffer(crlf.data(), crlf.size()));
+  int n = 0;
+  if (chunked_) {
+    n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes);
+    pieces.front() = asio::buffer(size_line, static_cast<std::size_t>(n));
+    pieces.push_back(asio::buffer(crlf.data(), crlf.size()));
+  }  // else: an HTTP/1.0 body is the events themselves (the first piece stays empty)
   writing_ = true;
   beast::error_code ec;
   if (!write_now(stream_.socket(), pieces, ec) && !ec) {
@@ -540,6 +535,14 @@ void sse_hub_session::close_at(std::optional<bound_close> bound, std::uint16_t c
 }
 
 void sse_hub_session::finish() {
+  if (!chunked_) {
+    // HTTP/1.0: closing the connection is what ends the body.
+    closed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    return;
+  }
   // The last chunk ends the response; then the connection goes.
   writing_ = true;
   static constexpr std::string_view last_chunk = "0\r\n\r\n";
@@ -559,23 +562,6 @@ void sse_hub_session::watch(std::vector<asio::const_buffer>& pieces,
   }
   watched_->start(stream_.socket(), pieces, ctx_.opts.send_stall, shared_from_this(),
                   std::move(done));
-}
-
-void sse_hub_session::arm_expiry(std::int64_t expires_at) {
-  // At most a day at a time, then checked again: a far-off expiry must not overflow the
-  // timer's clock arithmetic.
-  auto left = expires_at * 1000 - unix_ms();
-  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
-  expiry_.async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
-    if (ec) {
-      return;
-    }
-    if (expires_at * 1000 > unix_ms()) {
-      self->arm_expiry(expires_at);
-      return;
-    }
-    self->end_unauthorized();
-  });
 }
 
 void sse_hub_session::end_unauthorized() {

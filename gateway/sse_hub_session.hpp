@@ -17,6 +17,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/credential_expiry.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
@@ -90,7 +91,6 @@ class sse_hub_session : public actors::frame_sink,
   void arm_keep_alive();
   /// The emission guard of a direct stream: when its credential expires it sends one
   /// isAuthorized:false QueryResult and ends (arc-hub §10).
-  void arm_expiry(std::int64_t expires_at);
   void end_unauthorized();
   /// An agent run's end after query.agentRunMaxMs: RUN_FINISHED after what is queued, then the
   /// stream ends.
@@ -127,9 +127,10 @@ class sse_hub_session : public actors::frame_sink,
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  bool chunked_ = true;              // HTTP/1.1: chunked body; HTTP/1.0: the body is the connection
   bool finish_after_queue_ = false;  // closing, but what is queued still goes out first
   bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
-  asio::steady_timer expiry_;
+  credential_expiry expiry_;
   /// An AG-UI agent run (`POST …/agent`): its RUN_STARTED event, written before any frame, and
   /// the timer that ends the run. Made only for runs: a plain stream holds a null pointer.
   struct agent_run_state {

@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "gateway/http_errors.hpp"
+#include "gateway/sse_head.hpp"
 #include "gateway/watched_write.hpp"
 #include "log/log.hpp"
 
@@ -173,26 +174,18 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   started_ = true;
   deadline_.cancel();
   if (expires_at_) {
-    arm_expiry();
+    // `deauthorized` when the credential expires.
+    expiry_.arm(*expires_at_, shared_from_this(), [this] {
+      if (!closing_ && !closed_) {
+        on_closed("deauthorized");
+      }
+    });
   }
   // ready is written once the subscription is registered, and flushed with the snapshot (§4).
   head_ = "event: ready\ndata: {}\n\nevent: snapshot\ndata: ";
   snapshot_ = std::move(snapshot);
-  res_.version(version_);
-  res_.result(http::status::ok);
-  res_.set(http::field::server, "weir");
-  res_.set(http::field::content_type, "text/event-stream");
-  res_.set(http::field::cache_control, "no-cache");
-  res_.set("X-Accel-Buffering", "no");
-  res_.set("X-Correlation-ID", correlation_id_);
-  // HTTP/1.0 has no chunked coding: its body is the rest of the connection.
-  chunked_ = version_ >= 11;
-  if (chunked_) {
-    res_.set(http::field::connection, "keep-alive");
-    res_.chunked(true);
-  } else {
-    res_.keep_alive(false);
-  }
+  set_sse_head(res_, version_, correlation_id_, windowed_sse_content_type);
+  chunked_ = set_sse_framing(res_);
   serializer_.emplace(res_);
   writing_ = true;
   bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
@@ -233,29 +226,6 @@ void windowed_stream_session::take_events() {
       return;
     }
   }
-}
-
-void windowed_stream_session::arm_expiry() {
-  // `deauthorized` when the credential expires; at most a day at a time, then checked again
-  // (a far-off expiry must not overflow the timer's clock arithmetic).
-  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
-  auto now_ms = [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  };
-  auto left = *expires_at_ * 1000 - now_ms();
-  expiry_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
-  expiry_.async_wait([self = shared_from_this(), now_ms](beast::error_code ec) {
-    if (ec || self->closing_ || self->closed_) {
-      return;
-    }
-    if (*self->expires_at_ * 1000 > now_ms()) {
-      self->arm_expiry();
-      return;
-    }
-    self->on_closed("deauthorized");
-  });
 }
 
 void windowed_stream_session::on_closed(std::string reason) {

@@ -24,6 +24,7 @@
 #include "actors/windowed_query.hpp"
 #include "actors/windowed_sink.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/credential_expiry.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/server_context.hpp"
@@ -80,7 +81,6 @@ class windowed_stream_session : public actors::windowed_sink,
   void on_write(beast::error_code ec, bool last);
   void finish();
   void gone();
-  void arm_expiry();
   // keep_alive_timer's questions and its action.
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
@@ -138,7 +138,7 @@ class windowed_stream_session : public actors::windowed_sink,
   /// When the credential the space's rule needed expires (seconds since the Unix epoch): the
   /// stream closes with `deauthorized` then (windowed-subscribe decision 5).
   std::optional<std::int64_t> expires_at_;
-  asio::steady_timer expiry_;
+  credential_expiry expiry_;
 };
 
 }  // namespace weir::gateway

@@ -179,29 +179,16 @@ void ws_hub_session::start_direct() {
   }
   direct_query_ = std::move(q.value());
   if (auto exp = direct_query_->expires_at()) {
-    arm_expiry(*exp);
-  }
-}
-
-void ws_hub_session::arm_expiry(std::int64_t expires_at) {
-  // The emission guard: when the credential expires the socket gets isAuthorized:false. At
-  // most a day at a time, then checked again (a far-off expiry must not overflow the timer).
-  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
-  auto left = expires_at * 1000 - unix_ms();
-  if (!expiry_) {
-    expiry_ = std::make_unique<asio::steady_timer>(exec_);
-  }
-  expiry_->expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
-  expiry_->async_wait([self = shared_from_this(), expires_at](beast::error_code ec) {
-    if (ec || self->closing_ || self->closed_) {
-      return;
+    // The emission guard: when the credential expires the socket gets isAuthorized:false.
+    if (!expiry_) {
+      expiry_ = std::make_unique<credential_expiry>(exec_);
     }
-    if (expires_at * 1000 > unix_ms()) {
-      self->arm_expiry(expires_at);
-      return;
-    }
-    self->end_unauthorized();
-  });
+    expiry_->arm(*exp, shared_from_this(), [this] {
+      if (!closing_ && !closed_) {
+        end_unauthorized();
+      }
+    });
+  }
 }
 
 void ws_hub_session::end_unauthorized() {

@@ -16,6 +16,7 @@
 #include "actors/hub_connection.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/bounded_inbox.hpp"
+#include "gateway/credential_expiry.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
@@ -90,7 +91,6 @@ class ws_hub_session : public actors::frame_sink,
   bool keep_alive_writing() const { return writing_; }
   void keep_alive_ping();
   void end_unauthorized();
-  void arm_expiry(std::int64_t expires_at);
 
   /// What only the upgrade needs: Beast writes the 101, then hands the socket over.
   struct upgrade {
@@ -153,7 +153,7 @@ class ws_hub_session : public actors::frame_sink,
   keep_alive_timer keep_alive_;
   // Created when first needed: most connections never close from this side or expire.
   std::unique_ptr<closing_parts> closing_parts_;
-  std::unique_ptr<asio::steady_timer> expiry_;  // a direct socket's credential expiry
+  std::unique_ptr<credential_expiry> expiry_;  // a direct socket's credential expiry
 };
 
 }  // namespace weir::gateway

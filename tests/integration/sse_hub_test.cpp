@@ -133,6 +133,7 @@ TEST(SseHub, StreamHeadersAndConnectedFrame) {
   EXPECT_EQ(s.header("cache-control"), "no-cache");
   EXPECT_EQ(s.header("connection"), "keep-alive");
   EXPECT_EQ(s.header("x-accel-buffering"), "no");
+  EXPECT_EQ(s.header("x-content-type-options"), "nosniff");
   EXPECT_TRUE(looks_like_uuid(s.header("x-correlation-id"))) << s.response().head;
   EXPECT_EQ(s.header("transfer-encoding"), "chunked");
   EXPECT_FALSE(s.response().has("content-length"));
@@ -164,6 +165,26 @@ TEST(SseHub, StreamHeadersAndConnectedFrame) {
   EXPECT_TRUE(looks_like_uuid(id2));
   EXPECT_NE(id, id2);
   EXPECT_NE(s.header("x-correlation-id"), s2.header("x-correlation-id"));
+}
+
+TEST(SseHub, Http10StreamIsNotChunked) {
+  // RFC 9112 §7.1: no chunked coding for an HTTP/1.0 client; its body is the connection's rest.
+  sse_node n;
+  ASSERT_TRUE(n.node);
+  raw_connection c{n.port};
+  c.send_all("GET /.cratis/queries/sse HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+  auto end_of_head = std::string::npos;
+  while ((end_of_head = c.pending().find("\r\n\r\n")) == std::string::npos ||
+         c.pending().find("\n\n", end_of_head + 4) == std::string::npos) {
+    ASSERT_TRUE(c.fill(deadline)) << c.pending();
+  }
+  auto head = c.pending().substr(0, end_of_head);
+  EXPECT_TRUE(head.starts_with("HTTP/1.0 200")) << head;
+  EXPECT_EQ(head.find("chunked"), std::string::npos) << head;
+  EXPECT_EQ(head.find("keep-alive"), std::string::npos) << head;
+  EXPECT_TRUE(c.pending().substr(end_of_head + 4).starts_with(R"(data: {"type":"Connected")"))
+      << c.pending();
 }
 
 TEST(SseHub, CorrelationIdIsReusedOnlyWhenAUuid) {

@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "apps/config/node_config.hpp"
+#include "apps/http_client/http_client.hpp"
 
 namespace weir::test {
 
@@ -90,44 +91,9 @@ boost::json::value http_response::json() const {
 
 http_response http(std::uint16_t port, const std::string& method, const std::string& target,
                    const std::string& body, const std::map<std::string, std::string>& headers) {
-  asio::io_context ioc;
-  beast::tcp_stream stream{ioc};
-  stream.expires_after(10s);
-  stream.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
-  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
-  req.set(bhttp::field::host, "127.0.0.1:" + std::to_string(port));
-  bool has_ct = false;
-  for (auto& [k, v] : headers) {
-    req.set(k, v);
-    has_ct = has_ct || beast::iequals(k, "content-type");
-  }
-  if (!body.empty() && !has_ct) {
-    req.set(bhttp::field::content_type, "application/json");
-  }
-  req.body() = body;
-  req.prepare_payload();
-  bhttp::write(stream, req);
-  beast::flat_buffer buf;
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(64 * 1024 * 1024);
-  if (method == "HEAD") {
-    parser.skip(true);
-  }
-  bhttp::read(stream, buf, parser);
-  auto res = parser.release();
-  http_response out;
-  out.status = res.result_int();
-  out.body = res.body();
-  for (auto& f : res) {
-    std::string name{f.name_string()};
-    for (auto& c : name) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    out.headers[name] = std::string{f.value()};
-  }
-  beast::error_code ec;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-  return out;
+  auto r = app::http_request("127.0.0.1", std::to_string(port), method, target, body,
+                             app::http_headers(headers.begin(), headers.end()), 10s);
+  return http_response{r.status, std::move(r.body), std::move(r.headers)};
 }
 
 struct ws_client::impl {

@@ -82,7 +82,8 @@ TEST(WindowedStream, FramesInOrderWithExactShapes) {
   windowed_stream s{n.port, "t", "object",
                     R"({"objectId":"c","dataset":"msgs","sort":["-_ver.id"],"limit":5})"};
   ASSERT_EQ(s.status(), 200u);
-  EXPECT_EQ(s.client().header("content-type"), "text/event-stream");
+  EXPECT_EQ(s.client().header("content-type"), "text/event-stream");  // §4, to the letter
+  EXPECT_EQ(s.client().header("x-content-type-options"), "nosniff");
   EXPECT_EQ(s.client().header("cache-control"), "no-cache");
   EXPECT_EQ(s.client().header("x-accel-buffering"), "no");
   auto ready = s.next();
