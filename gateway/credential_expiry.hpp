@@ -27,25 +27,37 @@ class credential_expiry {
   /// a far-off expiry must not overflow the timer's clock arithmetic.
   template <class Keep, class Fn>
   void arm(std::int64_t expires_at, Keep keep, Fn expired) {
+    cancelled_ = false;
+    wait(expires_at, std::move(keep), std::move(expired));
+  }
+
+  /// After this, nothing waits any more: a daily re-check whose handler was already queued
+  /// when the session closed does not arm another wait (which would keep the closed session
+  /// alive until the credential's expiry).
+  void cancel() {
+    cancelled_ = true;
+    timer_.cancel();
+  }
+
+ private:
+  template <class Keep, class Fn>
+  void wait(std::int64_t expires_at, Keep keep, Fn expired) {
     constexpr std::int64_t day_ms = 24LL * 3600 * 1000;
     const auto left = expires_at * 1000 - unix_ms();
     timer_.expires_after(std::chrono::milliseconds{std::clamp<std::int64_t>(left, 0, day_ms)});
     timer_.async_wait([this, expires_at, keep = std::move(keep),
                        expired = std::move(expired)](beast::error_code ec) mutable {
-      if (ec) {
+      if (ec || cancelled_) {
         return;  // cancelled: the session ended first
       }
       if (expires_at * 1000 > unix_ms()) {
-        arm(expires_at, std::move(keep), std::move(expired));
+        wait(expires_at, std::move(keep), std::move(expired));
         return;
       }
       expired();
     });
   }
 
-  void cancel() { timer_.cancel(); }
-
- private:
   static std::int64_t unix_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -53,6 +65,7 @@ class credential_expiry {
   }
 
   asio::steady_timer timer_;
+  bool cancelled_ = false;
 };
 
 }  // namespace weir::gateway

@@ -33,7 +33,8 @@ void set_sse_head(http::response<Body>& res, unsigned version, std::string_view 
 }
 
 /// How the stream's body is framed: on HTTP/1.1 chunked, `Connection: keep-alive`; HTTP/1.0 has
-/// no chunked coding, so there the body is the rest of the connection (`Connection: close`).
+/// no chunked coding, so there the body is the rest of the connection (no `Connection` header:
+/// an HTTP/1.0 connection closes by default).
 /// Returns whether the body is chunked.
 template <class Body>
 bool set_sse_framing(http::response<Body>& res) {

@@ -22,6 +22,17 @@ struct http_client::impl {
   beast::flat_buffer buf;
   std::string host_field;
   std::chrono::milliseconds timeout{};
+
+  /// Runs the operation just started to its end. The deadline is the stream's: Beast applies
+  /// expires_after() to asynchronous operations only (a blocking read would wait forever on a
+  /// peer that accepted and never answered), hence the async calls run to completion here.
+  void run(const beast::error_code& ec) {
+    ioc.restart();
+    ioc.run();
+    if (ec) {
+      throw beast::system_error{ec};
+    }
+  }
 };
 
 http_client::http_client(const std::string& host, const std::string& port,
@@ -30,8 +41,12 @@ http_client::http_client(const std::string& host, const std::string& port,
   impl_->timeout = timeout;
   impl_->host_field = host + ":" + port;
   tcp::resolver resolver{impl_->ioc};
+  auto endpoints = resolver.resolve(host, port);
   impl_->stream.expires_after(timeout);
-  impl_->stream.connect(resolver.resolve(host, port));
+  beast::error_code ec;
+  impl_->stream.async_connect(endpoints,
+                              [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+  impl_->run(ec);
 }
 
 http_client::~http_client() {
@@ -44,6 +59,7 @@ http_reply http_client::request(std::string_view method, std::string_view target
   auto& s = impl_->stream;
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, impl_->host_field);
+  req.keep_alive(true);  // before the caller's headers: a `Connection: close` of theirs stands
   bool has_type = false;
   for (const auto& [k, v] : headers) {
     req.set(k, v);
@@ -52,17 +68,20 @@ http_reply http_client::request(std::string_view method, std::string_view target
   if (!body.empty() && !has_type) {
     req.set(http::field::content_type, "application/json");
   }
-  req.keep_alive(true);
   req.body() = std::string{body};
   req.prepare_payload();
+  beast::error_code ec;
   s.expires_after(impl_->timeout);
-  http::write(s, req);
+  http::async_write(s, req, [&](beast::error_code e, std::size_t) { ec = e; });
+  impl_->run(ec);
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
   if (method == "HEAD") {
     parser.skip(true);
   }
-  http::read(s, impl_->buf, parser);
+  s.expires_after(impl_->timeout);
+  http::async_read(s, impl_->buf, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+  impl_->run(ec);
   auto res = parser.release();
   http_reply out;
   out.status = res.result_int();
