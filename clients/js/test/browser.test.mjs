@@ -4,25 +4,20 @@
 // fetch streaming and the browser's cookie: the node requires a signed-in caller for the space,
 // and the only credential the page has is the JWT cookie the test sets.
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { WeirNode } from "./weir_node.mjs";
+import { WeirNode, signJwt } from "./weir_node.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, "../dist");
 const chromium = process.env.WEIR_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
 const secret = "weir-js-client-browser-test-secret-0123456789";
 
-function jwt(claims) {
-  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
-  const body = `${b64({ alg: "HS256", typ: "JWT" })}.${b64(claims)}`;
-  return `${body}.${createHmac("sha256", secret).update(body).digest("base64url")}`;
-}
+const jwt = (claims) => signJwt(secret, claims);
 
 let node;
 let browser;

@@ -2,18 +2,13 @@
 // auth.expired, onState gets null (what it showed must go), retries answer 401 while the token
 // provider has nothing valid, and a valid token brings a fresh snapshot back.
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { after, before, test } from "node:test";
 
 import { WeirClient } from "../dist/index.js";
-import { WeirNode, eventually } from "./weir_node.mjs";
+import { WeirNode, eventually, signJwt } from "./weir_node.mjs";
 
 const secret = "weir-js-client-state-auth-secret-0123456789";
-function jwt(claims) {
-  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
-  const body = `${b64({ alg: "HS256", typ: "JWT" })}.${b64(claims)}`;
-  return `${body}.${createHmac("sha256", secret).update(body).digest("base64url")}`;
-}
+const jwt = (claims) => signJwt(secret, claims);
 
 let node;
 before(async () => {

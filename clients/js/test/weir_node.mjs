@@ -1,6 +1,7 @@
 // A real Weir node for the package's tests: `weir serve` from the build tree (WEIR_BIN, else
 // ../../build/apps/weir) on free loopback ports with a fresh data directory, stopped by stop().
 import { spawn } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -85,4 +86,11 @@ export async function eventually(pred, ms = 10000, what = "condition") {
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`timed out waiting for ${what}: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+}
+
+/** An HS256 JSON Web Token over `claims`, signed with `secret` (the node's auth.jwt.secret). */
+export function signJwt(secret, claims) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const body = `${b64({ alg: "HS256", typ: "JWT" })}.${b64(claims)}`;
+  return `${body}.${createHmac("sha256", secret).update(body).digest("base64url")}`;
 }
