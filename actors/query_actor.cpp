@@ -21,7 +21,6 @@
 #include "core/json_diff.hpp"
 #include "core/order_index.hpp"
 #include "core/query_result.hpp"
-#include "core/result_body.hpp"
 #include "core/windowed_codec.hpp"
 
 namespace weir::actors {
@@ -193,17 +192,59 @@ struct query_state {
     windowed_snapshot = nullptr;
   }
 
-  std::optional<std::string> data_json() const {
-    if (single()) {
-      auto doc = document();
-      if (!doc) {
-        return std::nullopt;
+  /// A single-document query's document JSON; nullopt while the object has none.
+  std::optional<std::string_view> document_json() const {
+    auto doc = document();
+    return doc ? std::optional<std::string_view>{doc->json} : std::nullopt;
+  }
+
+  /// Appends `[json,…]` of the rows shown, walking them where they are held (no copy of the row
+  /// list, no reference count touched): the `data` of a collection's full result.
+  void append_rows(std::string& out) const {
+    out.push_back('[');
+    bool first = true;
+    auto one = [&](const record_ptr& r) {
+      if (!first) {
+        out.push_back(',');
       }
-      return doc->json;
+      first = false;
+      out.append(r->json);
+    };
+    if (bounded()) {
+      for (const auto& r : window) {
+        one(r);
+      }
+    } else {
+      for (auto it = rows->begin(); it != rows->end(); ++it) {
+        one(it->rec);
+      }
     }
-    std::string out;
-    core::append_record_array(out, view());
-    return out;
+    out.push_back(']');
+  }
+
+  /// About what append_rows appends (held_bytes is every held row's JSON), to reserve it once.
+  std::size_t rows_bytes() const {
+    return static_cast<std::size_t>(std::max<std::int64_t>(held_bytes, 0)) + size() + 2;
+  }
+
+  /// A body with the whole value as `data` (a collection's rows, written in place, or the single
+  /// document; omitted while it has none) and, when given, `changeSet`.
+  std::string whole_body(std::optional<std::string_view> cs_json) const {
+    std::optional<std::string_view> doc;
+    if (single()) {
+      doc = document_json();
+    }
+    core::result_body_builder b((single() ? (doc ? doc->size() : 0) : rows_bytes()) +
+                                (cs_json ? cs_json->size() : 0));
+    if (!single()) {
+      append_rows(b.member("data"));
+    } else if (doc) {
+      b.member("data") += *doc;
+    }
+    if (cs_json) {
+      b.member("changeSet") += *cs_json;
+    }
+    return b.finish(paging());
   }
 
   /// The first emission (or a fresh baseline) for `slot`: data, and for legacy collections a
@@ -213,10 +254,14 @@ struct query_state {
     if (cached) {
       return cached;
     }
-    auto data = data_json();
     if (slot == ag_ui_slot) {
+      // AG-UI state streams are of single documents; a collection's state would be its rows.
+      std::string rows;
+      if (!single()) {
+        append_rows(rows);
+      }
       cached = std::make_shared<const std::string>(core::encode_state_snapshot(
-          data ? std::optional<std::string_view>{*data} : std::nullopt));
+          single() ? document_json() : std::optional<std::string_view>{rows}));
       return cached;
     }
     std::optional<std::string> cs;
@@ -225,9 +270,8 @@ struct query_state {
       cs.emplace();
       core::append_change_set(*cs, view(), {}, {});
     }
-    cached = std::make_shared<const std::string>(core::encode_result_body(
-        data ? std::optional<std::string_view>{*data} : std::nullopt,
-        cs ? std::optional<std::string_view>{*cs} : std::nullopt, paging()));
+    cached = std::make_shared<const std::string>(
+        whole_body(cs ? std::optional<std::string_view>{*cs} : std::nullopt));
     return cached;
   }
 
@@ -317,25 +361,19 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
   std::array<body_ptr, slot_count> bodies{};
   std::array<bool, slot_count> baseline{};
   auto used = [&st](std::size_t slot) { return st.slot_subs[slot] > 0; };
-  // A single document's whole value goes to the data modes, and to everyone when there is no
-  // patch (a baseline); with only patch and AG-UI subscribers and a patch, nobody needs it.
-  bool plain = used(legacy_slot) || used(full_slot) || used(delta_slot);
-  bool whole = st.single() ? plain || !patch_json : used(full_slot) || used(legacy_slot);
-  std::optional<std::string> data;
-  if (whole) {
-    data = st.data_json();
-  }
   auto paging = st.paging();
   auto as_view = [](const std::optional<std::string>& s) {
     return s ? std::optional<std::string_view>{*s} : std::nullopt;
   };
   if (st.single()) {
     // Non-array data: every mode sends data and never a change set (§5); patch mode sends the
-    // document's patch instead, once it has a baseline.
+    // document's patch instead, once it has a baseline. The whole value goes to the data modes,
+    // and to everyone when there is no patch (a baseline); with only patch and AG-UI
+    // subscribers and a patch, nobody needs it.
+    bool plain = used(legacy_slot) || used(full_slot) || used(delta_slot);
     body_ptr b;
-    if (whole) {
-      b = std::make_shared<const std::string>(
-          core::encode_result_body(as_view(data), std::nullopt, paging));
+    if (plain || !patch_json) {
+      b = std::make_shared<const std::string>(st.whole_body(std::nullopt));
     }
     bodies[legacy_slot] = bodies[full_slot] = bodies[delta_slot] = b;
     baseline[legacy_slot] = baseline[full_slot] = baseline[delta_slot] = true;
@@ -349,13 +387,14 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
     if (used(ag_ui_slot)) {
       bodies[ag_ui_slot] = std::make_shared<const std::string>(
           patch_json ? core::encode_state_delta(*patch_json)
-                     : core::encode_state_snapshot(as_view(data)));
+                     : core::encode_state_snapshot(st.document_json()));
       baseline[ag_ui_slot] = !patch_json;
     }
   } else {
+    // The rows are written straight into each body that carries them: one walk and one copy
+    // of every row's bytes per body, whatever the number of subscribers.
     if (used(full_slot)) {
-      bodies[full_slot] = std::make_shared<const std::string>(
-          core::encode_result_body(as_view(data), std::nullopt, paging));
+      bodies[full_slot] = std::make_shared<const std::string>(st.whole_body(std::nullopt));
       baseline[full_slot] = true;
     }
     // A collection asked for patches gets delta's change sets (arc-hub decision 9).
@@ -364,8 +403,7 @@ void emit_arc(query_ptr self, std::optional<std::string> cs_json,
           core::encode_result_body(std::nullopt, as_view(cs_json), paging));
     }
     if (used(legacy_slot)) {
-      bodies[legacy_slot] = std::make_shared<const std::string>(
-          core::encode_result_body(as_view(data), as_view(cs_json), paging));
+      bodies[legacy_slot] = std::make_shared<const std::string>(st.whole_body(as_view(cs_json)));
       baseline[legacy_slot] = true;
     }
   }

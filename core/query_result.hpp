@@ -1,6 +1,9 @@
-// weir::core query_result — encodes the QueryResult payload of Arc hub §3 in two parts: a body
-// that is encoded once per emission and shared by every subscriber, and a per-subscriber prefix
-// (hub envelope, queryId, revision, correlationId) spliced in front of it.
+// weir::core query_result — Weir's one encoder of the QueryResult payload of Arc hub §3, in two
+// parts: a body that is encoded once per emission and shared by every subscriber, and a
+// per-subscriber prefix (hub envelope, queryId, revision, correlationId) spliced in front of it.
+// Bodies are built member by member in one buffer (result_body_builder); the hot path writes
+// `data` and `changeSet` from records' pre-serialized JSON (core::record) in place, so a large
+// result is copied once per emission and never parsed.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <boost/json/array.hpp>
 
 #include "core/change_set.hpp"
+#include "core/record.hpp"
 
 namespace weir::core {
 
@@ -38,6 +42,43 @@ struct query_result_status {
   std::vector<std::string> exception_messages;
   std::string exception_stack_trace;
 };
+
+/// Builds a body (everything of the payload after the `correlationId` member, see below) in one
+/// buffer: the members present, in §3's order (`data`, `changeSet`, then Weir's `patch`), each
+/// opened by member() with its value appended by the caller, then finish() for the status and
+/// paging members. A caller that knows the size of a large value reserves it up front, so the
+/// value is written once and never copied again.
+class result_body_builder {
+ public:
+  /// `expected_value_bytes`: the bytes the caller's member values will take (a hint).
+  explicit result_body_builder(std::size_t expected_value_bytes = 0);
+
+  /// Appends `,"<name>":` and returns the buffer, for the caller to append the member's value.
+  std::string& member(std::string_view name);
+
+  /// Appends the status and paging members and the closing `}`; returns the body.
+  std::string finish(const paging_info& paging);
+  std::string finish(const paging_info& paging, const query_result_status& status);
+
+ private:
+  std::string out_;
+};
+
+/// Appends `[json,json,…]` of the records.
+void append_record_array(std::string& out, const std::vector<record_ptr>& rows);
+
+/// Appends `{"added":[…],"replaced":[…],"removed":[…]}` (all three always present).
+void append_change_set(std::string& out, const std::vector<record_ptr>& added,
+                       const std::vector<record_ptr>& replaced,
+                       const std::vector<record_ptr>& removed);
+
+/// A body from already-encoded `data`, `changeSet` and `patch` (an RFC 6902 array: the `patch`
+/// transfer mode's later emissions) JSON; nullopt omits the member. A ready, authorized,
+/// successful result: all the hubs ever send (failures travel as Unauthorized / Error frames).
+std::string encode_result_body(std::optional<std::string_view> data_json,
+                               std::optional<std::string_view> change_set_json,
+                               const paging_info& paging,
+                               std::optional<std::string_view> patch_json = std::nullopt);
 
 /// Encodes everything of the payload after the `correlationId` member, starting with `,` and
 /// ending with the `}` that closes the payload object (the hub envelope's `}` is not included):

@@ -55,6 +55,58 @@ TEST(QueryResultBody, ExactBytesForTheDefaultShape) {
       R"(,"data":[1,2],"changeSet":{"added":[],"replaced":[],"removed":[]},"isReady":true,"isAuthorized":true,"isValid":true,"hasExceptions":false,"isSuccess":true,"validationResults":[],"exceptionMessages":[],"exceptionStackTrace":"","paging":{"page":0,"size":0,"totalItems":0,"totalPages":0}})");
 }
 
+// The hot path (records' own JSON written in place) and the general encoder are one encoder:
+// the same members give the same bytes.
+TEST(QueryResultBody, RecordsWrittenInPlaceGiveTheGeneralEncodersBytes) {
+  const std::vector<record_ptr> rows{parse_record(R"({"id":"a","n":1})"),
+                                     parse_record(R"({"id":"b","s":"x y"})")};
+  const std::vector<record_ptr> none;
+  std::string data;
+  append_record_array(data, rows);
+  EXPECT_EQ(data, R"([{"id":"a","n":1},{"id":"b","s":"x y"}])");
+  std::string cs_json;
+  append_change_set(cs_json, rows, none, {rows[1]});
+  const paging_info paging{3, 50, 1001};
+
+  change_set cs;
+  cs.added = boost::json::parse(data).as_array();
+  cs.removed.push_back(boost::json::parse(rows[1]->json));
+  EXPECT_EQ(encode_result_body(data, cs_json, paging),
+            encode_query_result_body(&data, &cs, paging));
+
+  result_body_builder b(data.size());
+  append_record_array(b.member("data"), rows);
+  b.member("changeSet") += cs_json;
+  EXPECT_EQ(b.finish(paging), encode_result_body(data, cs_json, paging));
+
+  const auto p =
+      parse_object("{\"correlationId\":\"c\"" + encode_result_body(data, cs_json, paging));
+  EXPECT_EQ(p.at("paging").at("totalPages"), 21);
+  EXPECT_EQ(p.at("changeSet").at("removed").as_array().size(), 1u);
+}
+
+// Paging members are unsigned 64-bit counts, written in full at the largest value.
+TEST(QueryResultBody, PagingCarriesTheLargestCounts) {
+  constexpr std::uint64_t big = ~std::uint64_t{0};
+  const auto body = encode_result_body(std::nullopt, std::nullopt, paging_info{big, 1, big});
+  EXPECT_NE(
+      body.find(
+          R"("page":18446744073709551615,"size":1,"totalItems":18446744073709551615,"totalPages":18446744073709551615})"),
+      std::string::npos)
+      << body;
+}
+
+// A patch-mode emission: `patch` and no `data`.
+TEST(QueryResultBody, PatchMemberAlone) {
+  const auto p = parse_object("{\"correlationId\":\"c\"" +
+                              encode_result_body(std::nullopt, std::nullopt, {},
+                                                 R"([{"op":"replace","path":"/a","value":2}])"));
+  EXPECT_FALSE(p.contains("data"));
+  EXPECT_FALSE(p.contains("changeSet"));
+  EXPECT_EQ(p.at("patch").as_array().size(), 1u);
+  expect_success_members(p);
+}
+
 TEST(QueryResultFrame, PrefixBodySuffixIsAValidHubFrame) {
   const std::string data = R"([{"id":1,"name":"Ada"}])";
   change_set cs;
