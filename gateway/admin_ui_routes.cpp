@@ -13,8 +13,6 @@
 namespace weir::gateway {
 namespace {
 
-constexpr std::string_view events_path = "/ui/events";
-
 // The page's own files only: no inline script or style, no other origin, not framed (so no
 // clickjacking of an operator's session), no forms.
 constexpr std::string_view content_security_policy =
@@ -82,41 +80,20 @@ std::optional<core::error> admin_refusal(const server_context& ctx, const reques
   return e;
 }
 
-void http_session::handle_admin_ui(const http::request<http::string_body>& req,
-                                   std::string_view path) {
-  if (req.method() != http::verb::get && !head_) {
-    respond(
-        405,
-        error_body(core::make_error("method.not_allowed", "the admin page accepts GET and HEAD")),
-        false, "GET, HEAD");
-    return;
-  }
-  if (path == events_path) {
-    handle_admin_events(req);
-    return;
-  }
-  const auto* asset = find_ui_asset(asset_name(path));
+void http_session::serve_admin_file(http::request<http::string_body>& req, route_match& m) {
+  const auto* asset = find_ui_asset(asset_name(m.path));
   if (!asset) {
     respond(404, error_body(core::make_error(
-                     "route.not_found", "the admin page has no file at " + std::string{path})));
+                     "route.not_found", "the admin page has no file at " + std::string{m.path})));
     return;
   }
   auto inm = header(req, http::field::if_none_match);
   respond_asset(*asset, inm && matches_etag(*inm, asset->etag));
 }
 
-void http_session::handle_admin_events(const http::request<http::string_body>& req) {
-  // As on the other streams a browser opens: an untrusted page must not read it with the
-  // operator's cookie.
-  if (!origin_ok(req)) {
-    respond(403, error_body(core::make_error(
-                     "request.origin_forbidden",
-                     "this browser origin is not trusted here (query.allowedOrigins)")));
-    return;
-  }
-  if (refuse_if_draining()) {
-    return;
-  }
+void http_session::serve_admin_events(http::request<http::string_body>&, route_match&) {
+  // The route checked the method, the Origin (an untrusted page must not read it with the
+  // operator's cookie, as on the other streams a browser opens) and draining.
   if (auto e = admin_refusal(ctx_, id_)) {
     respond_auth(*e);
     return;

@@ -79,6 +79,17 @@ boost::json::object error_object(const core::error& e) {
   return err;
 }
 
+core::error space_not_found(const std::string& space) {
+  return core::make_error("space.not_found", "space " + space + " not found", {{"space", space}});
+}
+
+core::error body_too_large(std::size_t limit) {
+  return core::make_error(
+      "request.too_large",
+      "the body is larger than the configured limit of " + std::to_string(limit) + " bytes",
+      {{"limit", limit}});
+}
+
 std::string error_body(const core::error& e) {
   boost::json::object root;
   root["error"] = error_object(e);

@@ -2,6 +2,7 @@
 // status and renders {"error":{"code","message","details"}}.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,12 @@ namespace weir::gateway {
 
 /// The HTTP status for an error code (400 for validation, 404 for not found, 413, 503…).
 unsigned status_for(const core::error& e);
+
+/// windowed-subscribe §3's 404 for a space that does not exist, worded as the reference words it.
+core::error space_not_found(const std::string& space);
+
+/// 413 request.too_large: a body over http.maxBodyBytes (`limit`).
+core::error body_too_large(std::size_t limit);
 
 /// The JSON error envelope.
 std::string error_body(const core::error& e);

@@ -1,5 +1,6 @@
 // weir::gateway::http_session — one HTTP/1.1 connection: reads requests (bounded body), routes
-// them (write API, probes, hub upgrade) and writes their answers in request order. Pipelined
+// them through the route table (http_route.hpp; the table in http_routes.cpp, the handlers in
+// one file per protocol family) and writes their answers in request order. Pipelined
 // writes to one unit are applied without waiting for each other's answers (RFC 9112 §9.3.2: in
 // order, answers in order); any other request waits until every answer before it is written.
 // Internal.
@@ -9,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "actors/direct_query.hpp"
@@ -18,6 +20,7 @@
 #include "core/query_definition.hpp"
 #include "core/space_rules.hpp"
 #include "gateway/beast.hpp"
+#include "gateway/http_route.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/server_context.hpp"
 #include "gateway/state_routes.hpp"
@@ -35,46 +38,105 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void hold(std::shared_ptr<const void> slot) { slot_ = std::move(slot); }
   void run();
 
+  /// The gateway's routes, in the order they are tried (http_routes.cpp).
+  static std::span<const http_route> routes();
+
  private:
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
-  void handle(http::request<http::string_body>&& req);
+  /// Reads who asks and checks the target, then dispatch().
+  void handle(http::request<http::string_body>&& req, bool body_too_large = false);
+  /// Finds the request's route in routes(), applies its checks in order and runs its handler.
+  void dispatch(http::request<http::string_body>& req, route_match& m);
+  /// The route that takes `req` (nullptr: none), `m` filled by its matcher. Routes whose
+  /// methods do not include the request's and that send other methods on are skipped.
+  const http_route* find_route(const http::request<http::string_body>& req, route_match& m) const;
+  /// The route's checks before its handler (method, Origin, credentials, space, draining):
+  /// true when one answered.
+  bool refuse_by_route(const http::request<http::string_body>& req, const http_route& r,
+                       route_match& m);
+  /// A refusal in the route's form: the envelope with `e`, or an empty answer.
+  void refuse(const http_route& r, unsigned status, const core::error& e,
+              std::string_view allow = {});
+
   void respond(unsigned status, std::string body, bool close = false, std::string_view allow = {},
                std::string_view upgrade = {});
   /// The next respond()'s Content-Type (then JSON again).
   std::string_view content_type_ = "application/json";
-  /// The checks before a write or windowed request touches `space` (Origin 403, a refused
-  /// credential, the space's rule): true when one answered.
-  bool refuse_for_space(const http::request<http::string_body>& req, const std::string& space,
-                        core::space_access access);
   /// An auth.* refusal in the error envelope, with the Bearer challenge on 401.
   void respond_auth(const core::error& e);
-  /// Answers GET /v1/auth for the request's credentials.
-  void respond_whoami();
+  /// The headers of an event stream, no body: a HEAD probe (arc-hub decision 5).
   void respond_probe();
   void respond_empty(unsigned status, bool close = false, std::string_view allow = {},
                      std::string_view retry_after = {});
-  void handle_sse(http::request<http::string_body>& req, std::string_view path);
-  /// The SSE control checks that need only the request head (path 404, method 405, Origin 403,
-  /// draining 503, content type 415, in that order): true when one answered.
-  bool refuse_sse_control(const http::request<http::string_body>& req, std::string_view path);
   bool origin_ok(const http::request<http::string_body>& req) const;
-  void handle_health(const http::request<http::string_body>& req);
-  /// The admin page: /ui, /ui/, its files and /ui/events (admin_ui_routes.cpp).
-  void handle_admin_ui(const http::request<http::string_body>& req, std::string_view path);
-  void handle_admin_events(const http::request<http::string_body>& req);
-  void respond_asset(const ui_asset& asset, bool not_modified);
+  /// Answers 503 server.draining and returns true while the node drains.
+  bool refuse_if_draining();
+
+  // Node routes (probe_handlers.cpp).
+  void serve_livez(http::request<http::string_body>& req, route_match& m);
+  void serve_readyz(http::request<http::string_body>& req, route_match& m);
+  void serve_metrics(http::request<http::string_body>& req, route_match& m);
+  void serve_cluster_health(http::request<http::string_body>& req, route_match& m);
+  /// GET /v1/auth for the request's credentials.
+  void serve_whoami(http::request<http::string_body>& req, route_match& m);
+
+  // The Arc hubs and the health feed (hub_handlers.cpp).
+  void serve_probe(http::request<http::string_body>& req, route_match& m);
+  void serve_ws_hub_without_upgrade(http::request<http::string_body>& req, route_match& m);
+  void serve_ws_hub(http::request<http::string_body>& req, route_match& m);
+  void serve_ws_health(http::request<http::string_body>& req, route_match& m);
+  void serve_ws_query(http::request<http::string_body>& req, route_match& m);
+  void serve_ws_not_found(http::request<http::string_body>& req, route_match& m);
+  void serve_sse_hub(http::request<http::string_body>& req, route_match& m);
+  void serve_sse_control(http::request<http::string_body>& req, route_match& m);
+  void serve_health(http::request<http::string_body>& req, route_match& m);
+
+  // Named queries (query_handlers.cpp).
+  void serve_introspection(http::request<http::string_body>& req, route_match& m);
+  void serve_query(http::request<http::string_body>& req, route_match& m);
   void handle_snapshot(const core::query_definition& def, std::string_view query);
   void on_snapshot(const actors::outbound_frame& f);
   void on_snapshot_failed(const std::string& reason);
   class snapshot_sink;
-  void handle_windowed(http::request<http::string_body>& req, windowed_route route);
-  void handle_state(const http::request<http::string_body>& req, state_route route,
-                    std::optional<agent_run> run);
+
+  // The admin page (admin_ui_routes.cpp).
+  void serve_admin_events(http::request<http::string_body>& req, route_match& m);
+  void serve_admin_file(http::request<http::string_body>& req, route_match& m);
+  void respond_asset(const ui_asset& asset, bool not_modified);
+
+  // The windowed API (windowed_handlers.cpp).
+  void serve_windowed(http::request<http::string_body>& req, route_match& m);
   void windowed_in_space(std::string body, windowed_route route);
   void on_windowed_snapshot(std::shared_ptr<const std::string> body,
                             std::optional<core::error> error);
   class windowed_snapshot_sink;
+
+  // AG-UI state streams and agent runs (state_handlers.cpp).
+  void serve_state(http::request<http::string_body>& req, route_match& m);
+
+  // The write API (write_handlers.cpp).
+  void serve_write(http::request<http::string_body>& req, route_match& m);
+  /// `POST /v1/spaces/{space}/batch` (gateway/cross_unit_batch.hpp).
+  void serve_cross_unit_batch(http::request<http::string_body>& req, route_match& m);
+  /// Applies the write `cmd` (routed and checked), its answer queued in request order.
+  void dispatch_write(actors::write_command cmd);
+  /// Applies a cross-unit batch's writes (each checked) side by side; one answer when the last
+  /// is answered, queued in request order.
+  void dispatch_batch(std::vector<actors::write_command> writes);
+  /// Reads the request's Idempotency-Key into `key` (left as is without one); false after
+  /// answering 400 request.invalid_idempotency_key.
+  bool read_idempotency_key(const http::request<http::string_body>& req, std::string& key);
+  /// Fills a dispatched write's answer slot with its outcome.
+  void answer_write(std::optional<http::response<http::string_body>>& slot, unsigned version,
+                    bool keep_alive, const std::string& correlation,
+                    core::result<actors::write_outcome> r);
+  /// Fills an answer slot with a JSON answer of the write API.
+  void fill_answer(std::optional<http::response<http::string_body>>& slot, unsigned version,
+                   bool keep_alive, const std::string& correlation, unsigned status,
+                   std::string body, bool replayed);
+
+  // Reading and answering in order (http_session.cpp).
   void on_write(bool close, beast::error_code ec, std::size_t n);
   /// Queues `res` as the next answer, behind any not yet written. Answers are built apart from
   /// `res_`, which is the one being written (a refusal can be built during another's write).
@@ -86,31 +148,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
   /// Whether `req`, read while writes are still unanswered, may be handled now: a write to the
   /// unit those writes go to (the shard applies them in order). Anything else waits.
   bool may_follow(const http::request<http::string_body>& req) const;
-  /// Applies the write `cmd` (routed and checked), its answer queued in request order.
-  void dispatch_write(actors::write_command cmd);
-  /// Answers 503 server.draining and returns true while the node drains.
-  bool refuse_if_draining();
-  /// Reads the request's Idempotency-Key into `key` (left as is without one); false after
-  /// answering 400 request.invalid_idempotency_key.
-  bool read_idempotency_key(const http::request<http::string_body>& req, std::string& key);
-  /// `POST /v1/spaces/{space}/batch` (gateway/cross_unit_batch.hpp); `space` is its route match.
-  void handle_cross_unit_batch(const http::request<http::string_body>& req,
-                               core::result<std::string> space);
-  /// Applies a cross-unit batch's writes (each checked) side by side; one answer when the last
-  /// is answered, queued in request order.
-  void dispatch_batch(std::vector<actors::write_command> writes);
-  /// Fills an answer slot with a JSON answer of the write API.
-  void fill_answer(std::optional<http::response<http::string_body>>& slot, unsigned version,
-                   bool keep_alive, const std::string& correlation, unsigned status,
-                   std::string body, bool replayed);
   /// Reads on after a write was dispatched, if more may follow it.
   void read_ahead();
   /// Reads on if reading paused at the bound and an answer written has made room.
   void resume_reading();
-  /// Fills a dispatched write's answer slot with its outcome.
-  void answer_write(std::optional<http::response<http::string_body>>& slot, unsigned version,
-                    bool keep_alive, const std::string& correlation,
-                    core::result<actors::write_outcome> r);
   /// After the last answer of a closing connection: reads and drops what the client still
   /// sends (the rest of an oversized head or body), for at most 2 s and 1 MiB. Closing with
   /// unread bytes would make the kernel send a reset, which can destroy the answer in flight.

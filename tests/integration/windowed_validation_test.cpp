@@ -690,6 +690,29 @@ TEST_F(WindowedValidation, UnknownSpaceWinsOverBodyTooLarge) {
   }
 }
 
+// A foreign page's POST (no preflight needed) is refused for its Origin before anything else is
+// looked at: it learns neither whether the space exists nor how large a body may be.
+TEST_F(WindowedValidation, UntrustedOriginIsRefusedBeforeTheSpaceAndTheBody) {
+  temp_dir dir;
+  auto node = start_node(dir.path(), "http: { maxBodyBytes: 1024 }");
+  ASSERT_NE(node, nullptr);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "r1", R"({"n":1})");
+  const std::map<std::string, std::string> foreign{{"Origin", "https://evil.example"},
+                                                   {"Content-Type", "application/json"}};
+  for (const auto& ep : all_endpoints()) {
+    for (const std::string space : {"t", "nosuch"}) {
+      for (std::size_t size : {512, 2048}) {
+        SCOPED_TRACE("POST " + path_of(ep, space) + " with a " + std::to_string(size) +
+                     "-byte body from a foreign Origin");
+        expect_error(
+            from_http(http(port, "POST", path_of(ep, space), padded_body(ep, size), foreign)), 403,
+            "request.origin_forbidden");
+      }
+    }
+  }
+}
+
 // 12. Windowed paths take POST only (405, Allow: POST), except that other methods on
 // /v1/spaces/{s}/objects/query are the write API's object "query".
 TEST_F(WindowedValidation, WrongMethodIsNotAllowed) {
