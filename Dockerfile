@@ -8,15 +8,15 @@ ARG BASE=debian:12-slim
 # ---- toolchain: what compiling weir needs (scripts/image tags it, so its layers stay cached) ----
 FROM ${BASE} AS toolchain
 # What compiling weir needs: scripts/setup's build set without googletest (WEIR_BUILD_TESTS=OFF)
-# and, for Boost, only the headers and Boost.JSON (libboost1.81-all-dev would pull in MPI,
-# Python and ~1 GB that weir does not use).
+# and, for Boost, only the headers, Boost.JSON and Boost.Program_options (libboost1.81-all-dev
+# would pull in MPI, Python and ~1 GB that weir does not use).
 RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build ccache pkg-config libssl-dev \
       libcaf-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libboost1.81-dev libboost-json1.81-dev \
+      libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
       librocksdb-dev libyaml-cpp-dev libpq-dev libspdlog-dev >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 # ccache: scripts/image bind-mounts the host's cache directory at /ccache (buildah bud -v), so a
@@ -47,7 +47,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcaf-core0.17 libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 \
-      libboost-json1.81.0 libyaml-cpp0.7 libpq5 libssl3 libspdlog1.10 libfmt9 \
+      libboost-json1.81.0 libboost-program-options1.81.0 libyaml-cpp0.7 libpq5 libssl3 libspdlog1.10 libfmt9 \
       libsnappy1v5 zlib1g libbz2-1.0 liblz4-1 libzstd1 >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && groupadd --gid 10001 weir \

@@ -1,4 +1,5 @@
-// The `weir` binary: `serve` runs a node (optionally the demo), `watch` prints a live query.
+// The `weir` binary: `serve` runs a node (optionally the demo), `watch` prints a live query,
+// `query` and `query-subscribe` read a window. Command lines are parsed by Boost.Program_options.
 #include <pthread.h>
 #include <signal.h>
 
@@ -13,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 #include "apps/config/node_config.hpp"
 #include "apps/demo.hpp"
@@ -77,72 +80,76 @@ bool split_host_port(const std::string& s, std::string& host, std::uint16_t& por
   return !host.empty();
 }
 
+namespace po = boost::program_options;
+
+/// Parses a command's options (and positional arguments into `positional`, when given). On an
+/// error prints it as `<cmd>: <error>` with the usage, and returns nullopt. Options must be
+/// spelled in full: no abbreviations are guessed.
+std::optional<po::variables_map> parse_options(const char* cmd, int argc, char** argv,
+                                               const po::options_description& opts,
+                                               const char* positional = nullptr) {
+  po::positional_options_description pos;
+  if (positional != nullptr) {
+    pos.add(positional, -1);
+  }
+  po::variables_map vm;
+  try {
+    auto style = po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
+    // argv holds the command's arguments only (no program name to skip).
+    std::vector<std::string> args(argv, argv + argc);
+    po::store(po::command_line_parser(args).options(opts).positional(pos).style(style).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << cmd << ": " << e.what() << "\n" << usage;
+    return std::nullopt;
+  }
+  return vm;
+}
+
+/// `vm[name]` when it was given.
+template <class T>
+std::optional<T> given(const po::variables_map& vm, const char* name) {
+  if (auto it = vm.find(name); it != vm.end() && !it->second.defaulted()) {
+    return it->second.as<T>();
+  }
+  return std::nullopt;
+}
+
 int serve(int argc, char** argv) {
-  std::optional<std::string> config_file, http, grpc, peer, data_dir, node_id, peer_token_file,
-      advertise_peer, advertise_http, log_level, log_format;
+  po::options_description opts;
+  opts.add_options()("config", po::value<std::string>())("demo", po::bool_switch())(
+      "http", po::value<std::string>())("grpc", po::value<std::string>())(
+      "peer", po::value<std::string>())("data-dir", po::value<std::string>())(
+      "node-id", po::value<std::string>())("member", po::value<std::vector<std::string>>())(
+      "advertise-peer", po::value<std::string>())("advertise-http", po::value<std::string>())(
+      "peer-token-file", po::value<std::string>())("log-level", po::value<std::string>())(
+      "log-format", po::value<std::string>())("check", po::bool_switch());
+  auto vm = parse_options("weir serve", argc, argv, opts);
+  if (!vm) {
+    return 2;
+  }
+  auto config_file = given<std::string>(*vm, "config");
+  auto http = given<std::string>(*vm, "http");
+  auto grpc = given<std::string>(*vm, "grpc");
+  auto peer = given<std::string>(*vm, "peer");
+  auto data_dir = given<std::string>(*vm, "data-dir");
+  auto node_id = given<std::string>(*vm, "node-id");
+  auto peer_token_file = given<std::string>(*vm, "peer-token-file");
+  auto advertise_peer = given<std::string>(*vm, "advertise-peer");
+  auto advertise_http = given<std::string>(*vm, "advertise-http");
+  auto log_level = given<std::string>(*vm, "log-level");
+  auto log_format = given<std::string>(*vm, "log-format");
+  bool demo = (*vm)["demo"].as<bool>();
+  bool check = (*vm)["check"].as<bool>();
   std::vector<weir::config::cluster_member> members;
-  bool demo = false;
-  bool check = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::optional<std::string> {
-      if (i + 1 >= argc) {
-        std::cerr << "weir serve: " << a << " needs a value\n";
-        return std::nullopt;
-      }
-      return std::string{argv[++i]};
-    };
-    if (a == "--demo") {
-      demo = true;
-    } else if (a == "--check") {
-      check = true;
-    } else if (a == "--config") {
-      if (!(config_file = next()))
-        return 2;
-    } else if (a == "--http") {
-      if (!(http = next()))
-        return 2;
-    } else if (a == "--grpc") {
-      if (!(grpc = next()))
-        return 2;
-    } else if (a == "--peer") {
-      if (!(peer = next()))
-        return 2;
-    } else if (a == "--peer-token-file") {
-      if (!(peer_token_file = next()))
-        return 2;
-    } else if (a == "--data-dir") {
-      if (!(data_dir = next()))
-        return 2;
-    } else if (a == "--node-id") {
-      if (!(node_id = next()))
-        return 2;
-    } else if (a == "--advertise-peer") {
-      if (!(advertise_peer = next()))
-        return 2;
-    } else if (a == "--advertise-http") {
-      if (!(advertise_http = next()))
-        return 2;
-    } else if (a == "--log-level") {
-      if (!(log_level = next()))
-        return 2;
-    } else if (a == "--log-format") {
-      if (!(log_format = next()))
-        return 2;
-    } else if (a == "--member") {
-      auto v = next();
-      if (!v)
-        return 2;
-      auto m = weir::config::parse_member_flag(*v);
-      if (!m) {
-        std::cerr << "weir serve: " << m.error().message << "\n";
-        return 2;
-      }
-      members.push_back(std::move(m.value()));
-    } else {
-      std::cerr << "weir serve: unknown option " << a << "\n" << usage;
+  for (const auto& v :
+       given<std::vector<std::string>>(*vm, "member").value_or(std::vector<std::string>{})) {
+    auto m = weir::config::parse_member_flag(v);
+    if (!m) {
+      std::cerr << "weir serve: " << m.error().message << "\n";
       return 2;
     }
+    members.push_back(std::move(m.value()));
   }
   auto cfg = config_file ? weir::config::load_config_file(*config_file)
              : demo      ? weir::config::load_config_text(weir::app::demo_config_yaml(), "demo")
@@ -294,39 +301,26 @@ int serve(int argc, char** argv) {
 
 int watch(int argc, char** argv) {
   weir::app::watch_options o;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::cerr << "weir watch: " << a << " needs a value\n" << usage;
+  po::options_description opts;
+  opts.add_options()("url", po::value(&o.url))("query", po::value(&o.query))(
+      "mode", po::value(&o.mode))("id", po::value(&o.query_id))("frames", po::value(&o.frames))(
+      "arg", po::value<std::vector<std::string>>());
+  auto vm = parse_options("weir watch", argc, argv, opts);
+  if (!vm) {
+    return 2;
+  }
+  if (vm->count("frames") && o.frames < 1) {
+    std::cerr << "weir watch: --frames wants a positive number\n";
+    return 2;
+  }
+  for (const auto& v :
+       given<std::vector<std::string>>(*vm, "arg").value_or(std::vector<std::string>{})) {
+    auto eq = v.find('=');
+    if (eq == std::string::npos) {
+      std::cerr << "weir watch: --arg wants NAME=VALUE\n";
       return 2;
     }
-    std::string v = argv[++i];
-    if (a == "--url") {
-      o.url = v;
-    } else if (a == "--query") {
-      o.query = v;
-    } else if (a == "--mode") {
-      o.mode = v;
-    } else if (a == "--id") {
-      o.query_id = v;
-    } else if (a == "--frames") {
-      char* end = nullptr;
-      o.frames = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || o.frames < 1) {
-        std::cerr << "weir watch: --frames wants a positive number\n";
-        return 2;
-      }
-    } else if (a == "--arg") {
-      auto eq = v.find('=');
-      if (eq == std::string::npos) {
-        std::cerr << "weir watch: --arg wants NAME=VALUE\n";
-        return 2;
-      }
-      o.arguments.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else {
-      std::cerr << "weir watch: unknown option " << a << "\n" << usage;
-      return 2;
-    }
+    o.arguments.emplace_back(v.substr(0, eq), v.substr(eq + 1));
   }
   return weir::app::run_watch(o);
 }
@@ -334,64 +328,22 @@ int watch(int argc, char** argv) {
 int windowed(int argc, char** argv, bool subscribe) {
   const char* cmd = subscribe ? "weir query-subscribe" : "weir query";
   weir::app::windowed_options o;
-  std::vector<std::string> positional;
-  auto number = [&](const std::string& flag, const std::string& v) -> std::optional<long long> {
-    char* end = nullptr;
-    auto n = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0') {
-      std::cerr << cmd << ": " << flag << " wants a number\n";
-      return std::nullopt;
-    }
-    return n;
-  };
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--", 0) != 0) {
-      positional.push_back(a);
-      continue;
-    }
-    if (a == "--properties") {
-      o.properties = true;
-      continue;
-    }
-    if (a == "--total") {
-      o.total = true;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      std::cerr << cmd << ": " << a << " needs a value\n" << usage;
-      return 2;
-    }
-    std::string v = argv[++i];
-    if (a == "--dataset") {
-      o.dataset = v;
-    } else if (a == "--filter") {
-      o.filter = v;
-    } else if (a == "--projection") {
-      o.projection = v;
-    } else if (a == "--sort") {
-      o.sort.push_back(v);
-    } else if (a == "--url") {
-      o.url = v;
-    } else if (a == "--limit" || a == "--offset" || a == "--mailbox" || a == "--frames") {
-      auto n = number(a, v);
-      if (!n) {
-        return 2;
-      }
-      if (a == "--limit") {
-        o.limit = n;
-      } else if (a == "--offset") {
-        o.offset = n;
-      } else if (a == "--mailbox") {
-        o.mailbox = n;
-      } else {
-        o.frames = static_cast<long>(*n);
-      }
-    } else {
-      std::cerr << cmd << ": unknown option " << a << "\n" << usage;
-      return 2;
-    }
+  po::options_description opts;
+  opts.add_options()("dataset", po::value(&o.dataset))("filter", po::value(&o.filter))(
+      "projection", po::value(&o.projection))("sort", po::value(&o.sort)->composing())(
+      "url", po::value(&o.url))("limit", po::value<long long>())("offset", po::value<long long>())(
+      "mailbox", po::value<long long>())("frames", po::value(&o.frames))(
+      "properties", po::bool_switch(&o.properties))("total", po::bool_switch(&o.total))(
+      "positional", po::value<std::vector<std::string>>());
+  auto vm = parse_options(cmd, argc, argv, opts, "positional");
+  if (!vm) {
+    return 2;
   }
+  o.limit = given<long long>(*vm, "limit");
+  o.offset = given<long long>(*vm, "offset");
+  o.mailbox = given<long long>(*vm, "mailbox");
+  auto positional =
+      given<std::vector<std::string>>(*vm, "positional").value_or(std::vector<std::string>{});
   if (positional.empty() || positional.size() > 2) {
     std::cerr << cmd << ": give SPACE and, for one object's dataset, OBJECT\n" << usage;
     return 2;

@@ -1,0 +1,424 @@
+// Parsing of Mongo-style filters (see filter.hpp for the grammar): a filter's JSON into the
+// tree filter.cpp evaluates, every operand checked and every $regex compiled once.
+#include <string_view>
+#include <utility>
+
+#include <boost/json/serialize.hpp>
+
+#include "core/filter.hpp"
+#include "core/filter_tree.hpp"
+#include "core/sort_spec.hpp"
+
+namespace weir::core {
+
+using namespace filter_detail;
+using boost::json::array;
+using boost::json::object;
+using boost::json::value;
+
+namespace {
+
+error invalid(std::string message, std::string_view path, std::string_view op_name = {}) {
+  object details;
+  details["path"] = path;
+  if (!op_name.empty()) {
+    details["operator"] = op_name;
+  }
+  return make_error("filter.invalid", std::move(message), std::move(details));
+}
+
+error unknown_operator(std::string_view op_name, std::string_view path) {
+  object details;
+  details["operator"] = op_name;
+  details["path"] = path;
+  std::string message = "unknown filter operator \"" + std::string(op_name) + "\"";
+  if (!path.empty()) {
+    message += " at \"" + std::string(path) + "\"";
+  }
+  return make_error("filter.unknown_operator", std::move(message), std::move(details));
+}
+
+bool is_operator_key(std::string_view key) {
+  return !key.empty() && key.front() == '$';
+}
+
+// An object whose keys are operators, as opposed to a literal sub-document.
+bool is_operator_object(const value& v) {
+  const auto* obj = v.if_object();
+  if (obj == nullptr) {
+    return false;
+  }
+  for (const auto& m : *obj) {
+    if (is_operator_key(m.key())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The literal that a pattern "^literal" requires at the start of a string, when that is all it
+// requires: no metacharacter after the anchor, and no option that changes what ^ or a letter
+// match (i, m, x; s only concerns '.', which a literal has none of).
+std::optional<std::string> literal_prefix(std::string_view pattern, const value* options) {
+  if (options != nullptr) {
+    const auto& letters = options->get_string();
+    if (letters.find_first_not_of("s") != boost::json::string::npos) {
+      return std::nullopt;
+    }
+  }
+  if (pattern.empty() || pattern.front() != '^') {
+    return std::nullopt;
+  }
+  pattern.remove_prefix(1);
+  if (pattern.find_first_of("\\^$.|?*+()[]{}") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::string{pattern};
+}
+
+struct parser {
+  std::vector<std::string> fields;
+
+  void note_field(const json_path& path) {
+    const std::string& head = path.segments().front();
+    for (const auto& f : fields) {
+      if (f == head) {
+        return;
+      }
+    }
+    fields.push_back(head);
+  }
+
+  result<void> parse_type_alias(const value& v, std::string_view path, std::uint32_t& bits) {
+    if (const auto* s = v.if_string()) {
+      const std::string_view name = *s;
+      if (name == "double") {
+        bits |= type_double;
+      } else if (name == "string") {
+        bits |= type_string;
+      } else if (name == "object") {
+        bits |= type_object;
+      } else if (name == "array") {
+        bits |= type_array;
+      } else if (name == "bool") {
+        bits |= type_bool;
+      } else if (name == "null") {
+        bits |= type_null;
+      } else if (name == "int" || name == "long") {
+        bits |= type_int;
+      } else if (name == "number") {
+        bits |= type_int | type_double;
+      } else {
+        return invalid("$type: unknown type \"" + std::string(name) + "\"", path, "$type");
+      }
+      return {};
+    }
+    if (v.is_number()) {
+      std::error_code ec;
+      const auto code = v.to_number<std::int64_t>(ec);
+      if (!ec) {
+        switch (code) {
+          case 1:
+            bits |= type_double;
+            return {};
+          case 2:
+            bits |= type_string;
+            return {};
+          case 3:
+            bits |= type_object;
+            return {};
+          case 4:
+            bits |= type_array;
+            return {};
+          case 8:
+            bits |= type_bool;
+            return {};
+          case 10:
+            bits |= type_null;
+            return {};
+          case 16:
+          case 18:
+            bits |= type_int;
+            return {};
+          default:
+            break;
+        }
+      }
+      return invalid("$type: unsupported type code " + boost::json::serialize(v), path, "$type");
+    }
+    return invalid("$type needs a type name, a type code or an array of them", path, "$type");
+  }
+
+  // Compiles a $regex once, with its $options. Boost's Perl syntax lets ^ and $ match at line
+  // breaks and . match a newline by default; Mongo's (PCRE's) defaults are the opposite, so both
+  // are switched off unless m or s asks for them.
+  result<void> parse_regex(const value& pattern, const value* options, const std::string& path,
+                           boost::regex& out) {
+    const auto* text = pattern.if_string();
+    if (text == nullptr) {
+      return invalid("$regex needs a pattern string", path, "$regex");
+    }
+    boost::regex::flag_type flags = boost::regex::perl;
+    bool multiline = false;
+    bool dot_all = false;
+    if (options != nullptr) {
+      const auto* letters = options->if_string();
+      if (letters == nullptr) {
+        return invalid("$options needs a string of the letters i, m, s and x", path, "$options");
+      }
+      for (const char c : *letters) {
+        switch (c) {
+          case 'i':
+            flags |= boost::regex::icase;
+            break;
+          case 'm':
+            multiline = true;
+            break;
+          case 's':
+            dot_all = true;
+            break;
+          case 'x':
+            flags |= boost::regex::mod_x;
+            break;
+          default:
+            // The whole string, serialized: a lone byte of a UTF-8 letter is not valid text.
+            return invalid("$options " + boost::json::serialize(*options) +
+                               " has an unknown option (allowed: i, m, s, x)",
+                           path, "$options");
+        }
+      }
+    }
+    if (!multiline) {
+      flags |= boost::regex::no_mod_m;
+    }
+    flags |= dot_all ? boost::regex::mod_s : boost::regex::no_mod_s;
+    try {
+      out.assign(text->data(), text->data() + text->size(), flags);
+    } catch (const boost::regex_error& e) {
+      // Boost's what() goes on to quote the pattern around the error, cut at byte offsets that
+      // can split a UTF-8 sequence; keep the description and give the offset instead.
+      std::string reason = e.what();
+      if (const auto cut = reason.find("  The error occurred"); cut != std::string::npos) {
+        reason.resize(cut);
+      }
+      return invalid(
+          "$regex: invalid pattern at offset " + std::to_string(e.position()) + ": " + reason, path,
+          "$regex");
+    }
+    return {};
+  }
+
+  // $elemMatch. Mongo's rule for its two forms: a spec whose keys are all operators other than
+  // $and/$or/$nor tests each element as a value; anything else is a filter over the object
+  // elements, whose errors report paths as "<path>.<inner path>".
+  result<void> parse_elem_match(const value& operand, const std::string& path, op& o, int depth) {
+    const auto* spec = operand.if_object();
+    if (spec == nullptr || spec->empty()) {
+      return invalid(
+          "$elemMatch needs a non-empty object: operators such as {\"$gt\": 1} or a filter", path,
+          "$elemMatch");
+    }
+    bool operator_form = true;
+    for (const auto& m : *spec) {
+      const std::string_view key = m.key();
+      if (!is_operator_key(key) || key == "$and" || key == "$or" || key == "$nor") {
+        operator_form = false;
+        break;
+      }
+    }
+    if (operator_form) {
+      return parse_ops(*spec, path, o.inner, depth);
+    }
+    o.element_filter = std::make_unique<filter_node>();
+    return parse_filter(*spec, *o.element_filter, depth, path);
+  }
+
+  result<void> parse_ops(const object& spec, const std::string& path, std::vector<op>& out,
+                         int depth) {
+    if (depth > max_depth) {
+      return invalid("filter is nested too deeply", path);
+    }
+    for (const auto& m : spec) {
+      const std::string_view name = m.key();
+      const value& operand = m.value();
+      if (!is_operator_key(name)) {
+        return invalid("\"" + path + "\": cannot mix operators and field \"" + std::string(name) +
+                           "\" in one object",
+                       path);
+      }
+      op o;
+      if (name == "$eq" || name == "$ne" || name == "$gt" || name == "$gte" || name == "$lt" ||
+          name == "$lte") {
+        o.kind = name == "$eq"    ? op_kind::eq
+                 : name == "$ne"  ? op_kind::ne
+                 : name == "$gt"  ? op_kind::gt
+                 : name == "$gte" ? op_kind::gte
+                 : name == "$lt"  ? op_kind::lt
+                                  : op_kind::lte;
+        o.operand = operand;
+      } else if (name == "$in" || name == "$nin" || name == "$all") {
+        o.kind = name == "$in" ? op_kind::in : name == "$nin" ? op_kind::nin : op_kind::all;
+        const auto* arr = operand.if_array();
+        if (arr == nullptr) {
+          return invalid(std::string(name) + " needs an array", path, name);
+        }
+        for (const auto& e : *arr) {
+          if (is_operator_object(e)) {
+            return invalid(std::string(name) + " cannot hold operator objects", path, name);
+          }
+        }
+        o.operand = operand;
+      } else if (name == "$exists") {
+        o.kind = op_kind::exists;
+        if (operand.is_bool()) {
+          o.number = operand.get_bool() ? 1 : 0;
+        } else if (operand.is_number()) {
+          o.number = operand.to_number<double>() != 0 ? 1 : 0;
+        } else {
+          return invalid("$exists needs true or false", path, name);
+        }
+      } else if (name == "$size") {
+        o.kind = op_kind::size;
+        std::error_code ec;
+        const auto n = operand.is_number() ? operand.to_number<std::uint64_t>(ec) : 0;
+        if (!operand.is_number() || ec) {
+          return invalid("$size needs a non-negative integer", path, name);
+        }
+        o.number = n;
+      } else if (name == "$type") {
+        o.kind = op_kind::type;
+        std::uint32_t bits = 0;
+        if (const auto* arr = operand.if_array()) {
+          if (arr->empty()) {
+            return invalid("$type needs at least one type", path, name);
+          }
+          for (const auto& e : *arr) {
+            if (auto ok = parse_type_alias(e, path, bits); !ok) {
+              return ok;
+            }
+          }
+        } else if (auto ok = parse_type_alias(operand, path, bits); !ok) {
+          return ok;
+        }
+        o.number = bits;
+      } else if (name == "$not") {
+        o.kind = op_kind::not_;
+        const auto* inner = operand.if_object();
+        if (inner == nullptr || inner->empty()) {
+          return invalid("$not needs an operator object such as {\"$gt\": 1}", path, name);
+        }
+        if (auto ok = parse_ops(*inner, path, o.inner, depth + 1); !ok) {
+          return ok;
+        }
+      } else if (name == "$regex") {
+        o.kind = op_kind::regex;
+        if (auto ok = parse_regex(operand, spec.if_contains("$options"), path, o.regex); !ok) {
+          return ok;
+        }
+        o.regex_prefix = literal_prefix(operand.get_string(), spec.if_contains("$options"));
+      } else if (name == "$options") {
+        // Read by its $regex; on its own it would silently do nothing.
+        if (!spec.contains("$regex")) {
+          return invalid("$options is only valid next to $regex", path, name);
+        }
+        continue;
+      } else if (name == "$elemMatch") {
+        o.kind = op_kind::elem_match;
+        if (auto ok = parse_elem_match(operand, path, o, depth + 1); !ok) {
+          return ok;
+        }
+      } else {
+        return unknown_operator(name, path);
+      }
+      out.push_back(std::move(o));
+    }
+    return {};
+  }
+
+  // `prefix` is "" for the filter itself and the array's path for an $elemMatch filter: error
+  // paths are reported under it, and the element's fields are not top-level fields.
+  result<void> parse_filter(const object& spec, filter_node& out, int depth,
+                            std::string_view prefix) {
+    if (depth > max_depth) {
+      return invalid("filter is nested too deeply", prefix);
+    }
+    out.k = filter_node::kind::all_of;
+    for (const auto& m : spec) {
+      const std::string_view key = m.key();
+      if (is_operator_key(key)) {
+        filter_node group;
+        if (key == "$and") {
+          group.k = filter_node::kind::all_of;
+        } else if (key == "$or") {
+          group.k = filter_node::kind::any_of;
+        } else if (key == "$nor") {
+          group.k = filter_node::kind::none_of;
+        } else {
+          return unknown_operator(key, prefix);
+        }
+        const auto* arr = m.value().if_array();
+        if (arr == nullptr || arr->empty()) {
+          return invalid(std::string(key) + " needs a non-empty array of filters", prefix, key);
+        }
+        for (const auto& e : *arr) {
+          const auto* sub = e.if_object();
+          if (sub == nullptr) {
+            return invalid(std::string(key) + " elements must be filter objects", prefix, key);
+          }
+          filter_node child;
+          if (auto ok = parse_filter(*sub, child, depth + 1, prefix); !ok) {
+            return ok;
+          }
+          group.children.push_back(std::move(child));
+        }
+        out.children.push_back(std::move(group));
+        continue;
+      }
+      const std::string shown =
+          prefix.empty() ? std::string(key) : std::string(prefix) + "." + std::string(key);
+      auto path = json_path::parse(key);
+      if (!path) {
+        return invalid("invalid field path \"" + shown + "\"", shown);
+      }
+      filter_node leaf;
+      leaf.k = filter_node::kind::field;
+      leaf.path = std::move(path).value();
+      if (prefix.empty()) {
+        note_field(leaf.path);
+      }
+      if (is_operator_object(m.value())) {
+        if (auto ok = parse_ops(m.value().get_object(), shown, leaf.ops, depth + 1); !ok) {
+          return ok;
+        }
+      } else {
+        op o;
+        o.kind = op_kind::eq;
+        o.operand = m.value();
+        leaf.ops.push_back(std::move(o));
+      }
+      out.children.push_back(std::move(leaf));
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+result<filter> filter::parse(const value& spec) {
+  if (spec.is_null()) {
+    return filter();
+  }
+  const auto* obj = spec.if_object();
+  if (obj == nullptr) {
+    return invalid("filter must be an object", "");
+  }
+  auto built = std::make_shared<impl>();
+  parser p;
+  if (auto ok = p.parse_filter(*obj, built->root, 0, ""); !ok) {
+    return std::move(ok).error();
+  }
+  built->fields = std::move(p.fields);
+  return filter(std::move(built));
+}
+
+}  // namespace weir::core

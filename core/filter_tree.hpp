@@ -1,0 +1,89 @@
+// weir::core filter internals — the parsed form of a filter (filter::impl: a tree of field
+// tests and their operators), shared by its parser (filter_parse.cpp) and its evaluation and
+// ranges (filter.cpp). Private to those files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+#include <boost/regex.hpp>
+
+#include "core/filter.hpp"
+#include "core/json_path.hpp"
+
+namespace weir::core {
+
+namespace filter_detail {
+
+using boost::json::array;
+using boost::json::object;
+using boost::json::value;
+
+enum class op_kind : std::uint8_t {
+  eq,
+  ne,
+  gt,
+  gte,
+  lt,
+  lte,
+  in,
+  nin,
+  exists,
+  all,
+  size,
+  type,
+  regex,
+  not_,
+  elem_match
+};
+
+// $type bits.
+enum type_bit : std::uint32_t {
+  type_null = 1U << 0,
+  type_int = 1U << 1,
+  type_double = 1U << 2,
+  type_string = 1U << 3,
+  type_object = 1U << 4,
+  type_array = 1U << 5,
+  type_bool = 1U << 6,
+};
+
+struct filter_node;
+
+struct op {
+  op_kind kind = op_kind::eq;
+  value operand;             // eq..lte: the operand; in/nin/all: an array
+  std::uint64_t number = 0;  // $size: the size; $exists: 0/1; $type: the type bits
+  // $not: the ops it negates; $elemMatch (operator form): the ops one element must satisfy.
+  std::vector<op> inner;
+  // $elemMatch (filter form): the filter one object element must satisfy. Null otherwise.
+  std::unique_ptr<filter_node> element_filter;
+  boost::regex regex;  // $regex: compiled at parse, so matching never re-reads the pattern
+  // $regex "^literal" (options none or s): the literal, which every match starts with and every
+  // string starting with it matches. Unset for any other pattern.
+  std::optional<std::string> regex_prefix;
+};
+
+// Recursion bound for nested $and/$or/$nor/$not/$elemMatch, well above what real queries use.
+constexpr int max_depth = 32;
+
+struct filter_node {
+  enum class kind : std::uint8_t { all_of, any_of, none_of, field };
+  kind k = kind::all_of;
+  std::vector<filter_node> children;  // all_of / any_of / none_of
+  json_path path;                     // field
+  std::vector<op> ops;                // field: all must hold
+};
+
+}  // namespace filter_detail
+
+struct filter::impl {
+  filter_detail::filter_node root;
+  std::vector<std::string> fields;
+};
+
+}  // namespace weir::core
