@@ -335,7 +335,10 @@ TEST_F(GrpcData, GrpcWriteReachesAHubSubscriberAsADelta) {
   EXPECT_EQ(cs.at("removed").as_array()[0].as_object().at("id"), "b");
 }
 
-/// PutRecord {"n":1} as space t, dataset items, with a 10 s deadline.
+/// PutRecord {"n":1} as space t, dataset items, with a 10 s deadline. Waits for the channel to
+/// connect (wait_for_ready): eight channels opening at once to a loaded node may see a first
+/// connect attempt fail, and without it every call of that channel would then fail at once
+/// with UNAVAILABLE, which is not what the test is about.
 grpc::Status put_with(weir::v1::Data::Stub& stub, const std::string& object,
                       const std::string& id) {
   weir::v1::PutRecordRequest r;
@@ -347,6 +350,7 @@ grpc::Status put_with(weir::v1::Data::Stub& stub, const std::string& object,
   weir::v1::WriteReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  ctx.set_wait_for_ready(true);
   return stub.PutRecord(&ctx, r, &reply);
 }
 

@@ -1,0 +1,204 @@
+// Tests for apps/config/config_schema: the declared keys are what the loader reads and refuses
+// (each integer key's range, from the schema alone), and docs/configuration.md matches them —
+// every integer key's row with its default and range, and the complete file of defaults, which
+// must hold every key and load to exactly the defaults. This is the check that keeps the
+// reference true as keys are added.
+#include "apps/config/config_schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "apps/config/node_config.hpp"
+
+namespace weir::config {
+namespace {
+
+std::string read_docs() {
+  std::ifstream in(std::string{WEIR_DOCS_DIR} + "/configuration.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split_cells(const std::string& row) {
+  std::vector<std::string> cells;
+  std::size_t at = 1;  // after the leading '|'
+  while (at < row.size()) {
+    auto end = row.find(" | ", at);
+    if (end == std::string::npos) {
+      end = row.rfind('|');
+      if (end <= at) {
+        break;
+      }
+    }
+    auto cell = row.substr(at, end - at);
+    while (!cell.empty() && cell.front() == ' ') {
+      cell.erase(0, 1);
+    }
+    cells.push_back(cell);
+    at = end + 2;
+    if (end == row.rfind('|')) {
+      break;
+    }
+  }
+  return cells;
+}
+
+/// The docs' reference tables: section → key → cells (key, default, range, …).
+std::map<std::string, std::map<std::string, std::vector<std::string>>> reference_tables(
+    const std::string& docs) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> out;
+  std::istringstream lines(docs);
+  std::string line, section;
+  while (std::getline(lines, line)) {
+    if (line.rfind("### `", 0) == 0) {
+      auto end = line.find('`', 5);
+      section = line.substr(5, end - 5);
+    } else if (line.rfind("## ", 0) == 0) {
+      section.clear();
+    } else if (!section.empty() && line.rfind("| `", 0) == 0) {
+      auto cells = split_cells(line);
+      if (!cells.empty() && cells[0].size() > 2) {
+        out[section][cells[0].substr(1, cells[0].find('`', 1) - 1)] = cells;
+      }
+    }
+  }
+  return out;
+}
+
+bool holds_number(const std::string& text, std::int64_t n) {
+  auto digits = std::to_string(n);
+  for (auto at = text.find(digits); at != std::string::npos; at = text.find(digits, at + 1)) {
+    bool before = at == 0 || !std::isdigit(static_cast<unsigned char>(text[at - 1]));
+    auto after_at = at + digits.size();
+    bool after =
+        after_at >= text.size() || !std::isdigit(static_cast<unsigned char>(text[after_at]));
+    if (before && after) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(ConfigSchema, EveryIntegerKeyIsAKeyOfItsSectionOnce) {
+  std::set<std::string> seen;
+  for (const auto& k : integer_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    EXPECT_TRUE(seen.insert(name).second) << name << " declared twice";
+    auto keys = keys_of(k.section);
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), k.key), 1) << name;
+    EXPECT_LT(k.min, k.max) << name;
+  }
+  for (auto s : sections()) {
+    auto keys = keys_of(s);
+    EXPECT_FALSE(keys.empty()) << "section '" << s << "'";
+    EXPECT_EQ(std::set<std::string_view>(keys.begin(), keys.end()).size(), keys.size()) << s;
+  }
+}
+
+TEST(ConfigSchema, TheLoaderTakesEveryKeyAtItsBoundsAndRefusesPastThem) {
+  for (const auto& k : integer_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    auto yaml = [&](std::int64_t v) {
+      return std::string{k.section} + ":\n  " + std::string{k.key} + ": " + std::to_string(v) +
+             "\n";
+    };
+    for (auto past : {k.max + 1, k.min - 1}) {
+      auto r = load_config_text(yaml(past), "weir.yaml");
+      ASSERT_FALSE(r) << past << " was taken";
+      EXPECT_EQ(r.error().code, "config.invalid");
+      EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
+      EXPECT_NE(r.error().message.find("between " + std::to_string(k.min) + " and " +
+                                       std::to_string(k.max)),
+                std::string::npos)
+          << r.error().message;
+    }
+    for (auto at : {k.min, k.max}) {
+      auto r = load_config_text(yaml(at), "weir.yaml");
+      if (r) {
+        // Set as given (keepAliveIntervalMs advertises a negative value as 0).
+        EXPECT_EQ(k.get(*r), k.min < 0 && at < 0 ? 0 : at);
+      } else {
+        // Only a rule between two keys may refuse a value in range (maxOutboundQueueBytes and
+        // the frame size, downAfterMs and suspectAfterMs, leaseRenewMs and leaseMs).
+        EXPECT_EQ(r.error().message.find("must be between"), std::string::npos)
+            << r.error().message;
+      }
+    }
+  }
+}
+
+TEST(ConfigSchema, TheReferenceListsEveryIntegerKeyWithItsDefaultAndRange) {
+  auto tables = reference_tables(read_docs());
+  const node_config defaults = *load_config_text("", "defaults");
+  for (const auto& k : integer_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    auto section = tables.find(std::string{k.section});
+    ASSERT_NE(section, tables.end())
+        << "docs/configuration.md has no table for `" << k.section << "`";
+    auto row = section->second.find(std::string{k.key});
+    ASSERT_NE(row, section->second.end()) << name << " is not in docs/configuration.md";
+    ASSERT_GE(row->second.size(), 3u);
+    const auto& dflt = row->second[1];
+    const auto& range = row->second[2];
+    std::int64_t fixed = k.get(node_config{});
+    if (k.derive == nullptr && fixed >= k.min && fixed <= k.max) {
+      EXPECT_TRUE(holds_number(dflt, fixed)) << "default " << fixed << " not in '" << dflt << "'";
+    } else {
+      // Derived from another key, or computed at start: said in words.
+      EXPECT_FALSE(dflt.empty());
+    }
+    EXPECT_TRUE(holds_number(range, k.max)) << "max " << k.max << " not in '" << range << "'";
+    if (k.min >= 0 && range.find('`') == std::string::npos) {
+      EXPECT_TRUE(holds_number(range, k.min)) << "min " << k.min << " not in '" << range << "'";
+    }
+    (void)defaults;
+  }
+}
+
+TEST(ConfigSchema, TheCompleteFileOfDefaultsHoldsEveryKeyAndLoadsToTheDefaults) {
+  auto docs = read_docs();
+  auto heading = docs.find("## A complete file with every default");
+  ASSERT_NE(heading, std::string::npos);
+  auto start = docs.find("```yaml\n", heading);
+  ASSERT_NE(start, std::string::npos);
+  start += 8;
+  auto end = docs.find("```", start);
+  // From a line break, so that every section line is found as "\n<section>:".
+  auto file = "\n" + docs.substr(start, end - start);
+  auto loaded = load_config_text(file, "configuration.md");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  auto defaults = load_config_text("", "defaults");
+  ASSERT_TRUE(defaults);
+  for (const auto& k : integer_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    // Under its section's line, written or commented out.
+    auto at = file.find("\n" + std::string{k.section} + ":");
+    ASSERT_NE(at, std::string::npos);
+    auto next = file.find("\n", at + 1);
+    bool found = false;
+    while (next != std::string::npos && next + 1 < file.size() && file[next + 1] == ' ') {
+      auto line_end = file.find('\n', next + 1);
+      auto line = file.substr(next + 1, line_end - next - 1);
+      auto key_at = line.find_first_not_of(" #");
+      if (key_at != std::string::npos &&
+          line.compare(key_at, k.key.size() + 1, std::string{k.key} + ":") == 0) {
+        found = true;
+      }
+      next = line_end;
+    }
+    EXPECT_TRUE(found) << name << " is missing from the complete file";
+    EXPECT_EQ(k.get(*loaded), k.get(*defaults));
+  }
+}
+
+}  // namespace
+}  // namespace weir::config
