@@ -125,4 +125,38 @@ std::string url_options(const std::string& url) {
   return out;
 }
 
+namespace {
+
+/// Appends one element of a PostgreSQL array literal: quoted, with `"` and `\` escaped.
+void append_element(std::string& out, std::string_view v) {
+  if (out.size() > 1) {
+    out.push_back(',');
+  }
+  out.push_back('"');
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      out.push_back('\\');
+    }
+    out.push_back(ch);
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+void columns::add(std::initializer_list<std::string_view> values) {
+  std::size_t i = 0;
+  for (auto v : values) {
+    append_element(arrays[i++], v);
+  }
+  ++rows;
+}
+
+std::vector<std::string> columns::finish() {
+  for (auto& a : arrays) {
+    a.push_back('}');
+  }
+  return std::move(arrays);
+}
+
 }  // namespace weir::store::pg

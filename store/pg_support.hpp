@@ -1,11 +1,15 @@
 // weir::store::pg — the few libpq helpers the PostgreSQL store and its change reader share:
-// results that free themselves, parameterized statements, and connections with bounded waits.
+// results that free themselves, parameterized statements, connections with bounded waits, and
+// array literals for bulk statements' parameters.
 // Only store/ includes this (it brings libpq's header).
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,5 +74,17 @@ std::string url_options(const std::string& url);
 /// Errors: store.open_failed.
 core::result<PGconn*> connect(const std::string& url,
                               const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+/// PostgreSQL array literals being built, one per column: a bulk statement's parameters
+/// (`unnest($1::text[], …)`), one row at a time.
+struct columns {
+  std::vector<std::string> arrays;
+  std::size_t rows = 0;
+  explicit columns(std::size_t n) : arrays(n, "{") {}
+  /// Appends one row: a value per column, quoted, with `"` and `\` escaped.
+  void add(std::initializer_list<std::string_view> values);
+  /// The finished literals, one per column.
+  std::vector<std::string> finish();
+};
 
 }  // namespace weir::store::pg
