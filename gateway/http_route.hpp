@@ -82,9 +82,11 @@ enum class space_rule : std::uint8_t { none, read, write };
 enum class drain_rule : std::uint8_t { serve, refuse };
 
 /// A body over http.maxBodyBytes: 413 request.too_large as soon as the head is read, or the
-/// route's checks in order first (the windowed API resolves the space first, §2; the SSE control
-/// POSTs answer 404/405/403/503/415 first, §8), the handler answering 413 where it belongs.
-enum class body_rule : std::uint8_t { at_once, in_order };
+/// route's checks in order first, the handler answering 413 where it belongs: every check, the
+/// matcher's refusals included (`in_order`: the SSE control POSTs answer 404/405/403/503/415
+/// first, §8), or only for a request the matcher takes (`in_order_if_taken`: the windowed API
+/// resolves a POST's space first, §2; another method on its paths gets 413 at once).
+enum class body_rule : std::uint8_t { at_once, in_order, in_order_if_taken };
 
 class http_session;
 using route_handler = void (http_session::*)(http::request<http::string_body>&, route_match&);

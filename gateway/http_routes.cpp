@@ -211,8 +211,8 @@ std::span<const http_route> http_session::routes() {
      {}, {}, envelope, trusted, credential_rule::envelope, space_rule::read, drain_rule::serve,
      body_rule::at_once, &R::serve_state},
     {"/v1/spaces/{space}/…/{query|subscribe}", windowed, T::http, m_any, next, {}, {}, envelope,
-     trusted, credential_rule::envelope, space_rule::read, drain_rule::serve, body_rule::in_order,
-     &R::serve_windowed},
+     trusted, credential_rule::envelope, space_rule::read, drain_rule::serve,
+     body_rule::in_order_if_taken, &R::serve_windowed},
     {"/v1/spaces/{space}/batch", cross_unit_batch, T::http, m_any, next, {}, {}, envelope,
      trusted, credential_rule::envelope, space_rule::write, drain_rule::serve,
      body_rule::at_once, &R::serve_cross_unit_batch},
@@ -233,7 +233,9 @@ const http_route* http_session::find_route(const http::request<http::string_body
     if ((r.transport == T::http && upgrade) || (r.transport == T::websocket && !upgrade)) {
       continue;
     }
-    if ((r.methods & bit) == 0 && r.otherwise == next) {
+    // A row for any method takes every method, those no route serves (OPTIONS, TRACE, …)
+    // included: the write API's matcher answers them.
+    if (r.methods != m_any && (r.methods & bit) == 0 && r.otherwise == next) {
       continue;
     }
     route_match candidate;
@@ -268,7 +270,7 @@ bool http_session::refuse_by_route(const http::request<http::string_body>& req, 
     refuse(r, status_for(*m.refusal), *m.refusal, allow);
     return true;
   }
-  if ((r.methods & method_bit(std::string_view{req.method_string()})) == 0) {
+  if (r.methods != m_any && (r.methods & method_bit(std::string_view{req.method_string()})) == 0) {
     refuse(r, 405,
            core::make_error("method.not_allowed", std::string{r.not_allowed},
                             {{"allow", std::string{r.allow}}}),

@@ -86,7 +86,9 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
     route_match m{};
     std::tie(m.path, m.query) = core::split_target(req.target());
     m.body_too_large = true;
-    if (const auto* r = find_route(req, m); r && r->body == body_rule::in_order) {
+    if (const auto* r = find_route(req, m);
+        r && (r->body == body_rule::in_order ||
+              (r->body == body_rule::in_order_if_taken && !m.refusal))) {
       // Its answer's place among any still owed (read behind pipelined writes), taken now: it
       // may come later (the windowed API asks whether the space exists), and nothing is read
       // meanwhile.
