@@ -88,6 +88,9 @@ TEST(CommandLine, BadCommandLinesExitWithTwoAndSayWhy) {
       {{"serve", "--check", "--advertise-peer", "127.0.0.1:1"},
        "give both --advertise-peer and --advertise-http"},
       {{"serve", "stray"}, "weir serve: "},
+      // A single-valued flag twice is a mistake to point out, not to resolve silently.
+      {{"serve", "--check", "--http", "127.0.0.1:1", "--http", "127.0.0.1:2"},
+       "option '--http' cannot be specified more than once"},
       {{"watch", "--frames", "0"}, "--frames wants a positive number"},
       {{"watch", "--arg", "novalue"}, "--arg wants NAME=VALUE"},
       {{"query", "t", "--dataset", "d", "--limit", "x"},
