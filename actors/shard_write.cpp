@@ -78,6 +78,17 @@ void stamp_modified(shard_state& st, boost::json::object& doc, const boost::json
   doc["modifiedAt"] = next;
 }
 
+namespace {
+
+/// 404 record.not_found for the record `cmd` names.
+core::error record_not_found(const write_command& cmd) {
+  return core::make_error("record.not_found",
+                          "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
+                          {{"id", cmd.id}, {"dataset", cmd.dataset}});
+}
+
+}  // namespace
+
 core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
   std::vector<staged> out;
   // Ids come from URL segments or gRPC fields: check each before anything is staged.
@@ -145,10 +156,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
       }
       auto [before, bdoc] = current(st, cmd.dataset, cmd.id);
       if (!before) {
-        return core::make_error(
-            "record.not_found",
-            "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
-            {{"id", cmd.id}, {"dataset", cmd.dataset}});
+        return record_not_found(cmd);
       }
       bdoc = doc_of(before, bdoc);
       boost::json::object doc = *bdoc;
@@ -211,10 +219,7 @@ core::result<std::vector<staged>> stage(shard_state& st, write_command& cmd) {
     case write_kind::delete_record: {
       auto [before, bdoc] = current(st, cmd.dataset, cmd.id);
       if (!before) {
-        return core::make_error(
-            "record.not_found",
-            "record '" + cmd.id + "' does not exist in dataset '" + cmd.dataset + "'",
-            {{"id", cmd.id}, {"dataset", cmd.dataset}});
+        return record_not_found(cmd);
       }
       out.push_back({cmd.dataset, cmd.id, before, std::move(bdoc), std::nullopt, nullptr});
       break;

@@ -233,14 +233,25 @@ bound_query bind_object_document(std::string space, std::string object) {
   return q;
 }
 
-bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::string object) {
+namespace {
+
+/// What every bound form of a windowed request shares: its space, dataset, filter, sort and
+/// whether it counts.
+bound_query windowed_base(const windowed_request& req) {
   bound_query q;
-  q.space = req->space;
-  q.dataset = req->dataset;
-  q.where = req->where;
-  q.where_text = json::serialize(req->filter_json);
-  q.order = req->order;
-  q.count = req->include_total;
+  q.space = req.space;
+  q.dataset = req.dataset;
+  q.where = req.where;
+  q.where_text = json::serialize(req.filter_json);
+  q.order = req.order;
+  q.count = req.include_total;
+  return q;
+}
+
+}  // namespace
+
+bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::string object) {
+  auto q = windowed_base(*req);
   switch (req->scope) {
     case windowed_scope::object:
       q.object = req->object_id;
@@ -272,13 +283,7 @@ bound_query bind_windowed(std::shared_ptr<const windowed_request> req, std::stri
 }
 
 bound_query bind_windowed_merge(std::shared_ptr<const windowed_request> req, bool member_part) {
-  bound_query q;
-  q.space = req->space;
-  q.dataset = req->dataset;
-  q.where = req->where;
-  q.where_text = json::serialize(req->filter_json);
-  q.order = req->order;
-  q.count = req->include_total;
+  auto q = windowed_base(*req);
   if (member_part) {
     auto part = bind_windowed(req, "");
     q.limit = part.limit ? part.limit : unbounded_limit;
