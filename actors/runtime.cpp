@@ -699,6 +699,9 @@ runtime_stats runtime::stats() const {
   }
   s.store_queued = impl_->store.queued();
   s.skipped_records = impl_->skipped.total();
+  for (std::size_t i = 0; i < s.dataset_passes.size(); ++i) {
+    s.dataset_passes[i] = impl_->dataset_passes[i].load(std::memory_order_relaxed);
+  }
   return s;
 }
 

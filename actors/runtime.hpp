@@ -75,6 +75,10 @@ struct runtime_stats {
   /// Records read from the store that could not be served and were skipped (a row another
   /// program wrote that is not a record or is outside the record limits), since start.
   std::uint64_t skipped_records = 0;
+  /// Passes over a dataset's records made on a loader thread rather than the unit's, since
+  /// start: [0] index builds (a window on a new sort), [1] filter passes (a filter's first
+  /// count, or a window whose index does not give its rows within a bounded walk).
+  std::array<std::uint64_t, 2> dataset_passes{};
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.

@@ -195,6 +195,8 @@ struct runtime::impl {
   /// Client subscriptions in query actors by encoding slot (runtime_stats::
   /// subscriptions_by_encoding); each query actor gives its share back when it ends.
   std::array<std::atomic<std::int64_t>, 6> subscriptions_by_encoding{};
+  /// Passes over a dataset's records made on a loader thread (runtime_stats::dataset_passes).
+  std::array<std::atomic<std::uint64_t>, 2> dataset_passes{};
 
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
   /// owns it.

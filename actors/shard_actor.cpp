@@ -48,7 +48,7 @@ void on_idle_check(shard_ptr self) {
   st.idle.check(self, *st.rt, st.unit, [&st] {
     return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
            std::all_of(st.data.begin(), st.data.end(), [](const auto& kv) {
-             return kv.second.building.empty() && kv.second.counting.empty();
+             return kv.second.building.empty() && kv.second.scanning.empty();
            });
   });
 }
@@ -157,7 +157,7 @@ caf::behavior handing_over(shard_ptr self) {
       [](idle_atom) {},
       [](const epoch_msg&) {},
       [](index_built_msg&) {},  // its waiting subscriptions went to the successor
-      [](count_done_msg&) {},   // the same
+      [](scan_done_msg&) {},   // the same
   };
 }
 
@@ -206,7 +206,7 @@ caf::behavior serving(shard_ptr self) {
       },
       [self](idle_atom) { on_idle_check(self); },
       [self](index_built_msg& m) { on_index_built(self, m); },
-      [self](count_done_msg& m) { on_count_done(self, m); },
+      [self](scan_done_msg& m) { on_scan_done(self, m); },
       [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
       [self](const epoch_msg& m) {
         self->state.valid_epoch = std::max(self->state.valid_epoch, m.epoch);

@@ -27,6 +27,7 @@
 #include "actors/unit_idleness.hpp"
 #include "core/document_check.hpp"
 #include "core/filter.hpp"
+#include "core/first_matches.hpp"
 #include "core/json_patch.hpp"
 #include "core/match_spans.hpp"
 #include "core/order_index.hpp"
@@ -46,12 +47,14 @@ struct index_built_msg {
   std::shared_ptr<core::order_index<core::record_ptr>> idx;
 };
 
-/// A loader thread → a shard: how many of the records the shard handed it match the filter
-/// `where_text` of `dataset` (see start_count).
-struct count_done_msg {
+/// A loader thread → a shard: a pass over the records the shard handed it for the filter
+/// `where_text` of `dataset`: its count, and its first matches in the order of the window
+/// `view_key` that started the pass (see start_scan).
+struct scan_done_msg {
   std::string dataset;
   std::string where_text;
-  std::uint64_t matches = 0;
+  std::string view_key;
+  std::shared_ptr<core::first_matches> found;
 };
 
 /// Records read again for a refresh (refreshed_msg).
@@ -63,7 +66,7 @@ struct refreshed_rows {
 }  // namespace weir::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::index_built_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::count_done_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::scan_done_msg)
 
 namespace weir::actors::shard_impl {
 
@@ -101,18 +104,28 @@ struct index_build {
   bool purged = false;  // an object delete since: the built index starts empty
 };
 /// Below this many records an index is built in place: a few milliseconds, less than the trip.
-/// The same bound decides where a filter's first count runs (start_count).
+/// The same bound decides where a filter's first count runs (start_scan), and how many index
+/// entries a window's first fill may read on the unit's thread before its rows are found by a
+/// pass on a loader thread instead (about 6 ms of parsing on this machine).
 constexpr std::size_t build_elsewhere_from = 16384;
+/// The deepest offset a pass keeps the matches before (first_matches): past it, the rest of a
+/// window's offset is walked on the unit's thread from the last match kept, as before. Each
+/// match kept is a sort position (~100 B) held until the window opens.
+constexpr std::uint64_t max_scan_offset = 65536;
 
 struct dataset_state {
   core::record_set records;
   std::map<std::string, index_entry> indexes;   // by sort text
   std::map<std::string, index_build> building;  // by sort text
   std::map<std::string, kept_count> counts;     // by bound_query::where_text
-  /// Counts being taken on a loader thread (the same journal and waiting list as an index
-  /// build), by where_text: a filter's first count at a million records held the unit's
-  /// writes for ~0.3 s (docs/performance.md).
-  std::map<std::string, index_build> counting;
+  /// Passes over the records for a filter on a loader thread (the same journal and waiting
+  /// list as an index build), by where_text: a filter's first count, or a window's rows found by
+  /// walking its index, at a million records held the unit's writes for ~0.3 s
+  /// (docs/performance.md).
+  std::map<std::string, index_build> scanning;
+  /// A pass's first matches, by the view key of the window that started it, while the
+  /// subscriptions that waited for the pass are handled (on_scan_done).
+  std::map<std::string, std::shared_ptr<const core::first_matches>> located;
 
   /// Calls fn(job) for every build and count in progress.
   template <class Fn>
@@ -120,13 +133,13 @@ struct dataset_state {
     for (auto& [k, b] : building) {
       fn(b);
     }
-    for (auto& [k, c] : counting) {
+    for (auto& [k, c] : scanning) {
       fn(c);
     }
   }
   void clear_jobs() {
     building.clear();
-    counting.clear();
+    scanning.clear();
   }
 };
 
@@ -317,9 +330,18 @@ bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max);
 
+/// The window of bounded `q` over the index `idx` of its sort, filled: from a pass's matches
+/// when dataset_state::located has them for `q`, else from the index with the count the
+/// dataset knows (known_count). nullptr when the fill would read more than `max_reads` index
+/// entries (see window_view::fill).
+std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
+                                               const core::bound_query& q, std::size_t max_reads);
+
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
+/// `window`: a bounded query's window already filled (make_window), else made here.
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
-    shard_state& st, const std::shared_ptr<const core::bound_query>& query);
+    shard_state& st, const std::shared_ptr<const core::bound_query>& query,
+    std::unique_ptr<core::window_view> window = nullptr);
 
 /// The dataset's records as they are, for a loader thread. One pass, reserved, which the
 /// unit's writes wait for: from an index when the dataset has one (its leaves hold the records
@@ -335,13 +357,13 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
                                                                const core::sort_spec& order,
                                                                std::string key);
 
-/// Hands the dataset's records to a loader thread to count the matches of `where`; the shard
-/// goes on serving (what it publishes meanwhile is journaled), and count_done_msg brings the
-/// count back (on_count_done), which becomes a kept count the waiting windows open with.
-std::map<std::string, index_build>::iterator start_count(shard_ptr self, const std::string& dataset,
-                                                         dataset_state& ds,
-                                                         const core::filter& where,
-                                                         const std::string& where_text);
+/// Hands the dataset's records to a loader thread for one pass with `query`'s filter: its count
+/// and the window's first matches in its order (core::first_matches); the shard goes on serving
+/// (what it publishes meanwhile is journaled), and scan_done_msg brings the pass back
+/// (on_scan_done): the count becomes a kept count, and the window opens from the matches.
+std::map<std::string, index_build>::iterator start_scan(
+    shard_ptr self, const std::string& dataset, dataset_state& ds,
+    const std::shared_ptr<const core::bound_query>& query);
 
 /// Takes the build or count `key` out of `jobs` of `dataset` as its loader thread finished it;
 /// nullopt when it is no longer there (the unit was handed over meanwhile).
@@ -349,9 +371,10 @@ std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
                                     std::map<std::string, index_build> dataset_state::*jobs,
                                     const std::string& key);
 
-/// A count a loader thread took: what was published meanwhile is applied to it, it is kept, and
-/// the windows that waited for it open with it, in arrival order.
-void on_count_done(shard_ptr self, count_done_msg& m);
+/// A pass a loader thread made: what was published meanwhile is applied to it, its count is
+/// kept, and the windows that waited for it open, in arrival order (the one that started it
+/// from its matches).
+void on_scan_done(shard_ptr self, scan_done_msg& m);
 
 /// The index a build brought back: what was published meanwhile is applied to it, it joins the
 /// dataset's indexes, and the subscriptions that waited for it are handled in arrival order.

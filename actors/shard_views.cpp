@@ -1,7 +1,7 @@
 // The shard's queries: views over the unit's records (a window over the index of its sort,
 // maintained in O(log N) per change; an unbounded filter), the indexes and counts they share,
-// built or counted on a loader thread for large datasets, and subscriptions opened on them.
-// See shard_state.hpp.
+// built, counted or scanned for a window's rows on a loader thread for large datasets, and
+// subscriptions opened on them. See shard_state.hpp.
 #include "actors/shard_state.hpp"
 
 namespace weir::actors::shard_impl {
@@ -45,7 +45,7 @@ std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_qu
 }
 
 bool awaited_index(const dataset_state& ds, const std::string& sort_key) {
-  for (const auto& [text, job] : ds.counting) {
+  for (const auto& [text, job] : ds.scanning) {
     for (const auto& w : job.waiting) {
       if (sort_text(w.query->order) == sort_key) {
         return true;
@@ -76,8 +76,29 @@ bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max
   return true;
 }
 
+std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
+                                               const core::bound_query& q, std::size_t max_reads) {
+  auto window = std::make_unique<core::window_view>(idx, q.where, q.offset, q.limit, q.count);
+  if (auto l = ds.located.find(q.key); l != ds.located.end()) {
+    window->fill(*l->second);
+    return window;
+  }
+  // Another window with the same filter (another page, another sort) or a kept count has the
+  // count already: counting again would evaluate the filter on every record (about 0.3 s at a
+  // million) for each page opened.
+  std::optional<std::uint64_t> known;
+  if (q.count && !q.where.matches_all()) {
+    known = known_count(ds, q);
+  }
+  if (!window->fill(known, max_reads)) {
+    return nullptr;
+  }
+  return window;
+}
+
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
-    shard_state& st, const std::shared_ptr<const core::bound_query>& query) {
+    shard_state& st, const std::shared_ptr<const core::bound_query>& query,
+    std::unique_ptr<core::window_view> window) {
   const auto& q = *query;
   auto it = st.views.emplace(q.key, view_entry{}).first;
   {
@@ -91,15 +112,8 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
     if (q.bounded()) {
       auto& ie = ensure_index(ds, q.order);
       v.index_key = sort_text(q.order);
-      v.window = std::make_unique<core::window_view>(*ie.idx, q.where, q.offset, q.limit, q.count);
-      // Another window with the same filter (another page, another sort) or a kept count has
-      // the count already: counting again would evaluate the filter on every record (about
-      // 0.3 s at a million) for each page opened.
-      std::optional<std::uint64_t> known;
-      if (q.count && !q.where.matches_all()) {
-        known = known_count(ds, q);
-      }
-      v.window->fill(known);
+      v.window = window ? std::move(window)
+                        : make_window(ds, *ie.idx, q, std::numeric_limits<std::size_t>::max());
       ie.views.push_back(&v);
       snap.rows = v.window->visible();
       snap.total = v.window->total();
@@ -153,6 +167,7 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
                                                                std::string key) {
   auto records = collect_records(ds);
   auto idx = std::make_shared<index_type>(order);
+  self->state.rt->dataset_passes[0].fetch_add(1, std::memory_order_relaxed);
   self->state.rt->loader.post(
       [shard = caf::actor_cast<caf::actor>(self), records, idx, dataset, key]() mutable {
         auto t0 = clock_type::now();
@@ -167,28 +182,30 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
   return ds.building.emplace(std::move(key), index_build{}).first;
 }
 
-std::map<std::string, index_build>::iterator start_count(shard_ptr self, const std::string& dataset,
-                                                         dataset_state& ds,
-                                                         const core::filter& where,
-                                                         const std::string& where_text) {
+std::map<std::string, index_build>::iterator start_scan(
+    shard_ptr self, const std::string& dataset, dataset_state& ds,
+    const std::shared_ptr<const core::bound_query>& query) {
   auto records = collect_records(ds);
-  self->state.rt->loader.post(
-      [shard = caf::actor_cast<caf::actor>(self), records, where, dataset, where_text]() mutable {
-        auto t0 = clock_type::now();
-        std::uint64_t matches = 0;
-        auto& reader = core::thread_doc_reader();
-        for (const auto& r : *records) {
-          matches += where.matches(reader.read(*r)) ? 1 : 0;
-        }
-        auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-        if (ms >= 500) {
-          log::info("counted a filter's matches",
-                    {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
-        }
-        records.reset();  // its references go here, not on the shard's thread
-        caf::anon_send(shard, count_done_msg{dataset, where_text, matches});
-      });
-  return ds.counting.emplace(where_text, index_build{}).first;
+  self->state.rt->dataset_passes[1].fetch_add(1, std::memory_order_relaxed);
+  self->state.rt->loader.post([shard = caf::actor_cast<caf::actor>(self), records, query,
+                               dataset]() mutable {
+    auto t0 = clock_type::now();
+    const auto& q = *query;
+    // The window's rows and its look-ahead, past its offset; a deeper offset than the bound is
+    // walked from the last match kept (on the unit's thread, as any window's offset is).
+    auto want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) + q.limit + 1);
+    auto found = std::make_shared<core::first_matches>(
+        core::first_matches::scan(*records, q.where, q.order, want));
+    auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    if (ms >= 500) {
+      log::info("scanned a dataset for a filter",
+                {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
+    }
+    records.reset();  // its references go here, not on the shard's thread
+    caf::anon_send(shard, scan_done_msg{dataset, q.where_text, q.key, std::move(found)});
+  });
+  return ds.scanning.emplace(query->where_text, index_build{}).first;
 }
 
 std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
@@ -208,8 +225,8 @@ std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
   return job;
 }
 
-void on_count_done(shard_ptr self, count_done_msg& m) {
-  auto taken = take_job(self->state, m.dataset, &dataset_state::counting, m.where_text);
+void on_scan_done(shard_ptr self, scan_done_msg& m) {
+  auto taken = take_job(self->state, m.dataset, &dataset_state::scanning, m.where_text);
   if (!taken) {
     return;
   }
@@ -218,18 +235,19 @@ void on_count_done(shard_ptr self, count_done_msg& m) {
   if (job.waiting.empty()) {
     return;  // every window that wanted it closed meanwhile
   }
-  const auto& where = job.waiting.front().query->where;
-  std::int64_t matches = job.purged ? 0 : static_cast<std::int64_t>(m.matches);
-  auto& reader = core::thread_doc_reader();
-  for (auto& [before, after] : job.journal) {
-    matches -= before && where.matches(reader.read(*before)) ? 1 : 0;
-    matches += after && where.matches(reader.read(*after)) ? 1 : 0;
+  auto& found = *m.found;
+  if (job.purged) {
+    found.clear();
   }
-  keep_count(ds, where, m.where_text,
-             static_cast<std::uint64_t>(std::max<std::int64_t>(matches, 0)));
+  for (auto& [before, after] : job.journal) {
+    found.apply(before.get(), after);
+  }
+  keep_count(ds, found.where(), m.where_text, found.count());
+  ds.located.emplace(m.view_key, std::move(m.found));
   for (auto& w : job.waiting) {
     handle_subscribe(self, w);
   }
+  ds.located.erase(m.view_key);
 }
 
 void on_index_built(shard_ptr self, index_built_msg& m) {
@@ -296,6 +314,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
       refuse_subscription(m.sub, e);
       return;
     }
+    std::unique_ptr<core::window_view> window;
     if (q.bounded()) {
       auto& ds = st.data[q.dataset];
       auto key = sort_text(q.order);
@@ -308,21 +327,28 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
         b->second.waiting.push_back(std::move(m));
         return;
       }
-      // A window that counts its filter's matches, on a large dataset, with no count to take:
-      // counted on a loader thread while the unit goes on serving.
-      if (q.count && !q.where.matches_all()) {
-        auto c = ds.counting.find(q.where_text);
-        if (c == ds.counting.end() && ds.records.size() >= build_elsewhere_from &&
-            !known_count(ds, q)) {
-          c = start_count(self, q.dataset, ds, q.where, q.where_text);
+      // A window on a large dataset whose filter's count is not known, or whose rows its index
+      // does not give within a bounded walk (matches far down the sort, or none): found by a
+      // pass on a loader thread while the unit goes on serving.
+      if (!q.where.matches_all() && ds.records.size() >= build_elsewhere_from) {
+        auto c = ds.scanning.find(q.where_text);
+        if (ds.located.count(q.key)) {
+          c = ds.scanning.end();  // this pass was for this window: it opens from its matches
+        } else if (c == ds.scanning.end()) {
+          if (!(q.count && !known_count(ds, q))) {
+            window = make_window(ds, *ensure_index(ds, q.order).idx, q, build_elsewhere_from);
+          }
+          if (!window) {
+            c = start_scan(self, q.dataset, ds, m.query);
+          }
         }
-        if (c != ds.counting.end()) {
+        if (c != ds.scanning.end()) {
           c->second.waiting.push_back(std::move(m));
           return;
         }
       }
     }
-    auto [entry, snap] = open_view(st, m.query);
+    auto [entry, snap] = open_view(st, m.query, std::move(window));
     it = entry;
     it->second.actor =
         spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));

@@ -7,6 +7,7 @@
 #include "core/window_view.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace weir::core {
 
@@ -67,7 +68,7 @@ window_view::held_row window_view::make_row(const record_ptr& r) const {
   return held_row{r, idx_.spec().position_of(thread_doc_reader().read(*r))};
 }
 
-void window_view::fill(std::optional<std::uint64_t> known_matches) {
+bool window_view::fill(std::optional<std::uint64_t> known_matches, std::size_t max_reads) {
   held_.clear();
   complete_ = false;
   if (match_all_) {
@@ -78,7 +79,7 @@ void window_view::fill(std::optional<std::uint64_t> known_matches) {
       held_.push_back(make_row(it->rec));
     }
     complete_ = it == idx_.end();
-    return;
+    return true;
   }
   if (plan_ && plan_->exact() && plan_->array_span(idx_).size() == 0) {
     // The matches are exactly the scalar run: the window is read at its ranks, as with no
@@ -91,15 +92,24 @@ void window_view::fill(std::optional<std::uint64_t> known_matches) {
       held_.push_back(make_row(it->rec));
     }
     complete_ = r == run.last;
-    return;
+    return true;
   }
   if (count_ && !known_matches && plan_) {
     known_matches = count_by_ranks(idx_, where_, max_array_reads_for_count);
   }
-  std::uint64_t skipped = 0;
-  std::uint64_t found = 0;
+  return walk_fill(0, 0, 0, known_matches, max_reads);
+}
+
+bool window_view::walk_fill(std::size_t from, std::uint64_t skipped, std::uint64_t found,
+                            std::optional<std::uint64_t> known_matches, std::size_t max_reads) {
   bool more = false;
-  walk_forward(0, [&](const index::iterator& it) {
+  bool over = false;
+  std::size_t reads = 0;
+  walk_forward(from, [&](const index::iterator& it) {
+    if (++reads > max_reads) {
+      over = true;
+      return false;
+    }
     if (!matches(it.rec())) {
       return true;
     }
@@ -117,9 +127,41 @@ void window_view::fill(std::optional<std::uint64_t> known_matches) {
     }
     return true;
   });
+  if (over) {
+    held_.clear();
+    return false;
+  }
   prefix_ = skipped;
   complete_ = !more;
   matches_ = known_matches && more ? *known_matches : found;
+  return true;
+}
+
+void window_view::fill(const first_matches& found) {
+  held_.clear();
+  const auto& rows = found.rows();
+  const auto skipped = std::min<std::uint64_t>(offset_, rows.size());
+  auto i = static_cast<std::size_t>(skipped);
+  for (; i < rows.size() && held_.size() < limit_ + 1; ++i) {
+    held_.push_back(held_row{rows[i].rec, rows[i].pos});
+  }
+  matches_ = found.count();
+  prefix_ = skipped;
+  if (held_.size() == limit_ + 1 || !found.bound()) {
+    // Full, or every match is in `rows`: nothing follows when `rows` ran out here with every
+    // match in it.
+    complete_ = !found.bound() && i == rows.size();
+    return;
+  }
+  // Writes since the pass took matches out of `rows`: the rest follow its bound in the index.
+  // The bound's record may have moved since (then it is not at the bound and is read again).
+  auto [it, start] = idx_.lower_bound(*found.bound());
+  if (it != idx_.end() && it.rec().id == found.bound()->id &&
+      idx_.spec().compare(*found.bound(), thread_doc_reader().read(it.rec())) == 0) {
+    ++start;
+  }
+  walk_fill(start, skipped, rows.size(), found.count(), std::numeric_limits<std::size_t>::max());
+  matches_ = found.count();
 }
 
 std::size_t window_view::find_held(const sort_position& pos) const {

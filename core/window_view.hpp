@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/filter.hpp"
+#include "core/first_matches.hpp"
 #include "core/match_spans.hpp"
 #include "core/order_index.hpp"
 #include "core/window_delta.hpp"
@@ -54,7 +56,17 @@ class window_view {
   /// `known_matches`: the number of matches, when a window with the same filter over the same
   /// index already keeps it; the walk then stops once the window and its look-ahead are full
   /// (O(offset + limit matches)) instead of counting every record (O(N) filter evaluations).
-  void fill(std::optional<std::uint64_t> known_matches = std::nullopt);
+  /// `max_reads`: the most index entries the walk may read; past it the walk gives up and
+  /// returns false, leaving the window to be filled again (the shard then finds the rows on a
+  /// loader thread, first_matches, rather than hold the unit's writes for the rest of the walk).
+  bool fill(std::optional<std::uint64_t> known_matches = std::nullopt,
+            std::size_t max_reads = std::numeric_limits<std::size_t>::max());
+
+  /// Computes the window from matches found by a pass over the dataset, brought up to date
+  /// (first_matches, over this window's filter and the index's order; the index must be current).
+  /// Reads the index only when writes since the pass took rows out of the first ones found: then
+  /// from the pass's bound on. The total is `found.count()`.
+  void fill(const first_matches& found);
 
   /// Applies one record's change; the index already reflects it (and every earlier change of
   /// the write). Returns false when the change cannot concern this window (neither side
@@ -89,6 +101,10 @@ class window_view {
   /// Index of the held row with `pos`'s id, or held_.size().
   std::size_t find_held(const sort_position& pos) const;
   void insert_held(held_row row);
+  /// The walk of fill() from rank `from`, `skipped` matches of the offset and `found` matches
+  /// already behind it.
+  bool walk_fill(std::size_t from, std::uint64_t skipped, std::uint64_t found,
+                 std::optional<std::uint64_t> known_matches, std::size_t max_reads);
   /// Appends matches after `from` (exclusive; the index's start when null) until the window and
   /// its look-ahead are full or the index ends.
   void backfill(const sort_position* from);

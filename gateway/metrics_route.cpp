@@ -120,6 +120,11 @@ std::string prometheus_metrics(server_context& ctx) {
         "Write batches made durable together by one group commit (one fsync or transaction).",
         *groups, [](std::uint64_t v) { return std::to_string(v); }, std::to_string(groups->sum()));
   }
+  w.head("weir_dataset_passes_total", "counter",
+         "Passes over a dataset's records made on a loader thread instead of the unit's: index "
+         "builds for a new sort, and filter passes (a first count, or a window's rows).");
+  w.sample("weir_dataset_passes_total", R"(kind="index")", s.dataset_passes[0]);
+  w.sample("weir_dataset_passes_total", R"(kind="filter")", s.dataset_passes[1]);
   w.gauge("weir_store_queue_depth", "Write batches queued for the store or being committed.",
           s.store_queued);
   const auto& t = ctx.traffic;

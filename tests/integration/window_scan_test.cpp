@@ -1,0 +1,155 @@
+// A window whose rows its sort's index does not give within a bounded walk (matches far down the
+// sort, or none at all), on a dataset large enough that the walk would hold the unit's writes
+// (from 16,384 records): its rows are found by a pass over the records on a loader thread
+// (weir_dataset_passes_total{kind="filter"}), exact with the writes published meanwhile, and it
+// goes on from there like any window. A window whose matches lie near the start of its sort
+// opens in place, without a pass.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "test_support.hpp"
+#include "windowed_test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+
+constexpr int seeded = 40000;
+constexpr int late_from = 39990;  // the last ten records by `n` are tagged "late"
+
+/// weir_dataset_passes_total{kind=...} on /metrics.
+double passes(std::uint16_t port, const std::string& kind) {
+  auto r = http(port, "GET", "/metrics", "");
+  std::string key = "\nweir_dataset_passes_total{kind=\"" + kind + "\"} ";
+  auto at = r.body.find(key);
+  EXPECT_NE(at, std::string::npos) << r.body;
+  return at == std::string::npos ? -1 : std::stod(r.body.substr(at + key.size()));
+}
+
+std::vector<std::string> ids_of(const std::map<std::string, json::value>& window) {
+  std::vector<std::string> out;
+  for (auto& [id, doc] : window) {
+    out.push_back(id);
+  }
+  return out;
+}
+
+class WindowScan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node = start_node(dir.path());
+    ASSERT_TRUE(node);
+    port = node->http_port();
+    constexpr int per_batch = 10000;
+    for (int from = 0; from < seeded; from += per_batch) {
+      json::array upsert;
+      for (int i = from; i < from + per_batch; ++i) {
+        upsert.push_back(json::object{
+            {"id", "r" + std::to_string(i)}, {"n", i}, {"tag", i >= late_from ? "late" : "early"}});
+      }
+      auto r = http(port, "POST", "/v1/spaces/t/objects/c/datasets/items/records",
+                    json::serialize(json::object{{"upsert", std::move(upsert)}}),
+                    {{"Content-Type", "application/json"}});
+      ASSERT_EQ(r.status, 200u) << r.body;
+    }
+    // The sort's index, built once (a pass of its own kind).
+    auto first = windowed_query(port, "t", "object",
+                                R"({"objectId":"c","dataset":"items","sort":["n"],"limit":1})");
+    ASSERT_EQ(first.status, 200u) << first.body;
+    EXPECT_EQ(passes(port, "index"), 1);
+  }
+
+  temp_dir dir;
+  std::unique_ptr<app::node> node;
+  std::uint16_t port = 0;
+};
+
+TEST_F(WindowScan, MatchesFarDownTheSortAreFoundByAPassThatTakesTheWritesMadeMeanwhile) {
+  const double before = passes(port, "filter");
+  // Early records turn late (r5, r6, …) from before the subscribe until after its window
+  // opened, so some are published while the pass runs: each sorts before every match the pass
+  // can have found, so a pass that missed one would open on the wrong rows.
+  std::atomic<bool> go{false}, opened{false};
+  int flipped = 0;
+  std::thread writer([&] {
+    while (!go) {
+      std::this_thread::yield();
+    }
+    for (int extra = 0; extra < 3; ++flipped) {
+      int i = 5 + flipped;
+      put_record(port, "t", "c", "items", "r" + std::to_string(i),
+                 R"({"n":)" + std::to_string(i) + R"(,"tag":"late"})");
+      if (opened) {
+        ++extra;
+      }
+    }
+  });
+  go = true;
+  windowed_stream s{port, "t", "object",
+                    R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
+                    R"("filter":{"tag":"late"}})"};
+  ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+  s.open(30s);
+  opened = true;
+  writer.join();
+  const std::vector<std::string> want{"r5", "r6", "r7"};
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       ids_of(s.window()) != want && std::chrono::steady_clock::now() < deadline;) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(ids_of(s.window()), want);
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+  // The pass's count was kept, with every flip in it: a page with its total whose rows (and
+  // look-ahead) lie among the flipped records opens without another pass.
+  auto page = windowed_query(port, "t", "object",
+                             R"({"objectId":"c","dataset":"items","sort":["n"],"limit":1,)"
+                             R"("offset":1,"includeTotal":true,"filter":{"tag":"late"}})");
+  ASSERT_EQ(page.status, 200u) << page.body;
+  auto body = page.json().as_object();
+  EXPECT_EQ(body["total"].to_number<int>(), seeded - late_from + flipped) << flipped << " flips";
+  EXPECT_EQ(ids_of(by_record_id(body["records"])), std::vector<std::string>{"r6"});
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+}
+
+TEST_F(WindowScan, AFilterMatchingNothingOpensEmptyAndTakesItsFirstMatch) {
+  const double before = passes(port, "filter");
+  windowed_stream s{port, "t", "object",
+                    R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
+                    R"("filter":{"tag":"none"}})"};
+  ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+  s.open(30s);
+  EXPECT_TRUE(s.window().empty());
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+  put_record(port, "t", "c", "items", "r20000", R"({"n":20000,"tag":"none"})");
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       s.window().empty() && std::chrono::steady_clock::now() < deadline;) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(ids_of(s.window()), std::vector<std::string>{"r20000"});
+}
+
+TEST_F(WindowScan, MatchesNearTheStartOfTheSortOpenInPlace) {
+  const double before = passes(port, "filter");
+  auto r = windowed_query(port, "t", "object",
+                          R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
+                          R"("filter":{"tag":"early"}})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(ids_of(by_record_id(r.json().as_object()["records"])),
+            (std::vector<std::string>{"r0", "r1", "r2"}));
+  EXPECT_EQ(passes(port, "filter"), before);
+}
+
+}  // namespace
+}  // namespace weir::test
