@@ -157,7 +157,7 @@ caf::behavior handing_over(shard_ptr self) {
       [](idle_atom) {},
       [](const epoch_msg&) {},
       [](index_built_msg&) {},  // its waiting subscriptions went to the successor
-      [](scan_done_msg&) {},   // the same
+      [](scan_done_msg&) {},    // the same
   };
 }
 
@@ -249,7 +249,7 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     // for a view that will never open.
     auto e = core::make_error(
         "server.unavailable",
-        "the unit closed while its sort index was being built or its filter counted; retry");
+        "the unit closed while its sort index was being built or its filter scanned; retry");
     for (auto& [name, ds] : self->state.data) {
       ds.for_each_job([&](index_build& b) {
         for (auto& w : b.waiting) {

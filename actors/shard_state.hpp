@@ -25,6 +25,7 @@
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
 #include "actors/unit_idleness.hpp"
+#include "core/all_matches.hpp"
 #include "core/document_check.hpp"
 #include "core/filter.hpp"
 #include "core/first_matches.hpp"
@@ -54,7 +55,9 @@ struct scan_done_msg {
   std::string dataset;
   std::string where_text;
   std::string view_key;
-  std::shared_ptr<core::first_matches> found;
+  std::string sort_key;                        // sort_text of that window's order
+  std::shared_ptr<core::first_matches> found;  // for a window
+  std::shared_ptr<core::all_matches> all;      // for an unbounded query instead
 };
 
 /// Records read again for a refresh (refreshed_msg).
@@ -123,11 +126,20 @@ struct dataset_state {
   /// walking its index, at a million records held the unit's writes for ~0.3 s
   /// (docs/performance.md).
   std::map<std::string, index_build> scanning;
-  /// A pass's first matches, by the view key of the window that started it, while the
-  /// subscriptions that waited for the pass are handled (on_scan_done).
-  std::map<std::string, std::shared_ptr<const core::first_matches>> located;
+  /// A pass's first matches while the subscriptions that waited for it are handled
+  /// (on_scan_done), by where_text and sort text (located_key): the window that started it
+  /// (`view_key`) and any other of the same filter and sort whose rows lie within them open
+  /// from them (located_for).
+  struct located_rows {
+    std::string view_key;
+    std::shared_ptr<const core::first_matches> found;
+  };
+  std::map<std::string, located_rows> located;
+  /// Every match of a filter from a pass, by where_text, while the subscriptions that waited
+  /// for the pass are handled: the unbounded queries among them open from them.
+  std::map<std::string, std::shared_ptr<core::all_matches>> gathered;
 
-  /// Calls fn(job) for every build and count in progress.
+  /// Calls fn(job) for every index build and pass in progress.
   template <class Fn>
   void for_each_job(Fn&& fn) {
     for (auto& [k, b] : building) {
@@ -320,7 +332,7 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order);
 /// (core::count_by_ranks, O(log N)). nullopt: a window opening on it would count every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q);
 
-/// Whether a subscription waiting for a count will read the index of `sort_key`: such an index
+/// Whether a subscription waiting for a pass will read the index of `sort_key`: such an index
 /// stays while it waits, as if a window read it.
 bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 
@@ -330,10 +342,18 @@ bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max);
 
+/// The key of dataset_state::located for a pass with `where_text` in the order `sort_key`.
+std::string located_key(const std::string& where_text, const std::string& sort_key);
+
+/// The matches of a pass that a window of `q` opens from: the pass `q`'s window started, or one
+/// with the same filter and sort that kept every match or at least `q`'s offset + limit + 1.
+/// nullptr when there is none.
+const core::first_matches* located_for(const dataset_state& ds, const core::bound_query& q);
+
 /// The window of bounded `q` over the index `idx` of its sort, filled: from a pass's matches
-/// when dataset_state::located has them for `q`, else from the index with the count the
-/// dataset knows (known_count). nullptr when the fill would read more than `max_reads` index
-/// entries (see window_view::fill).
+/// when located_for gives them, else from the index with the count the dataset knows
+/// (known_count). nullptr when the fill would read more than `max_reads` index entries (see
+/// window_view::fill).
 std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
                                                const core::bound_query& q, std::size_t max_reads);
 
@@ -358,14 +378,15 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
                                                                std::string key);
 
 /// Hands the dataset's records to a loader thread for one pass with `query`'s filter: its count
-/// and the window's first matches in its order (core::first_matches); the shard goes on serving
-/// (what it publishes meanwhile is journaled), and scan_done_msg brings the pass back
-/// (on_scan_done): the count becomes a kept count, and the window opens from the matches.
+/// and, for a window, its first matches in its order (core::first_matches), for an unbounded
+/// query every match (core::all_matches); the shard goes on serving (what it publishes
+/// meanwhile is journaled), and scan_done_msg brings the pass back (on_scan_done): the count
+/// becomes a kept count, and the query opens from the matches.
 std::map<std::string, index_build>::iterator start_scan(
     shard_ptr self, const std::string& dataset, dataset_state& ds,
     const std::shared_ptr<const core::bound_query>& query);
 
-/// Takes the build or count `key` out of `jobs` of `dataset` as its loader thread finished it;
+/// Takes the build or pass `key` out of `jobs` of `dataset` as its loader thread finished it;
 /// nullopt when it is no longer there (the unit was handed over meanwhile).
 std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
                                     std::map<std::string, index_build> dataset_state::*jobs,

@@ -76,11 +76,28 @@ bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max
   return true;
 }
 
+std::string located_key(const std::string& where_text, const std::string& sort_key) {
+  return where_text + '\n' + sort_key;
+}
+
+const core::first_matches* located_for(const dataset_state& ds, const core::bound_query& q) {
+  auto it = ds.located.find(located_key(q.where_text, sort_text(q.order)));
+  if (it == ds.located.end()) {
+    return nullptr;
+  }
+  const auto& found = *it->second.found;
+  if (it->second.view_key == q.key || !found.bound() ||
+      q.offset + q.limit + 1 <= found.rows().size()) {
+    return &found;
+  }
+  return nullptr;
+}
+
 std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
                                                const core::bound_query& q, std::size_t max_reads) {
   auto window = std::make_unique<core::window_view>(idx, q.where, q.offset, q.limit, q.count);
-  if (auto l = ds.located.find(q.key); l != ds.located.end()) {
-    window->fill(*l->second);
+  if (const auto* found = located_for(ds, q)) {
+    window->fill(*found);
     return window;
   }
   // Another window with the same filter (another page, another sort) or a kept count has the
@@ -124,6 +141,8 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
             snap.rows.push_back(*r);
           }
         }
+      } else if (auto g = ds.gathered.find(q.where_text); g != ds.gathered.end()) {
+        snap.rows = g->second->rows();  // a pass found them (on_scan_done)
       } else {
         bool all = q.where.matches_all();
         snap.rows.reserve(all ? ds.records.size() : 0);
@@ -187,24 +206,31 @@ std::map<std::string, index_build>::iterator start_scan(
     const std::shared_ptr<const core::bound_query>& query) {
   auto records = collect_records(ds);
   self->state.rt->dataset_passes[1].fetch_add(1, std::memory_order_relaxed);
-  self->state.rt->loader.post([shard = caf::actor_cast<caf::actor>(self), records, query,
-                               dataset]() mutable {
-    auto t0 = clock_type::now();
-    const auto& q = *query;
-    // The window's rows and its look-ahead, past its offset; a deeper offset than the bound is
-    // walked from the last match kept (on the unit's thread, as any window's offset is).
-    auto want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) + q.limit + 1);
-    auto found = std::make_shared<core::first_matches>(
-        core::first_matches::scan(*records, q.where, q.order, want));
-    auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-    if (ms >= 500) {
-      log::info("scanned a dataset for a filter",
-                {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
-    }
-    records.reset();  // its references go here, not on the shard's thread
-    caf::anon_send(shard, scan_done_msg{dataset, q.where_text, q.key, std::move(found)});
-  });
+  self->state.rt->loader.post(
+      [shard = caf::actor_cast<caf::actor>(self), records, query, dataset]() mutable {
+        auto t0 = clock_type::now();
+        const auto& q = *query;
+        std::shared_ptr<core::first_matches> found;
+        std::shared_ptr<core::all_matches> all;
+        if (q.bounded()) {
+          // The window's rows and its look-ahead, past its offset; a deeper offset than the bound
+          // is walked from the last match kept (on the unit's thread, as any window's offset is).
+          auto want = static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) +
+                                               q.limit + 1);
+          found = std::make_shared<core::first_matches>(
+              core::first_matches::scan(*records, q.where, q.order, want));
+        } else {
+          all = std::make_shared<core::all_matches>(core::all_matches::scan(*records, q.where));
+        }
+        auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+        if (ms >= 500) {
+          log::info("scanned a dataset for a filter",
+                    {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
+        }
+        records.reset();  // its references go here, not on the shard's thread
+        caf::anon_send(shard, scan_done_msg{dataset, q.where_text, q.key, sort_text(q.order),
+                                            std::move(found), std::move(all)});
+      });
   return ds.scanning.emplace(query->where_text, index_build{}).first;
 }
 
@@ -232,22 +258,38 @@ void on_scan_done(shard_ptr self, scan_done_msg& m) {
   }
   auto& ds = self->state.data[m.dataset];
   auto& job = *taken;
+  // Kept even when every query that wanted the pass closed meanwhile: the next page of the
+  // same filter would count it again.
+  if (m.all) {
+    if (job.purged) {
+      m.all->clear();
+    }
+    m.all->catch_up(job.journal);
+    keep_count(ds, m.all->where(), m.where_text, m.all->rows().size());
+  } else {
+    auto& found = *m.found;
+    if (job.purged) {
+      found.clear();
+    }
+    for (auto& [before, after] : job.journal) {
+      found.apply(before.get(), after);
+    }
+    keep_count(ds, found.where(), m.where_text, found.count());
+  }
   if (job.waiting.empty()) {
-    return;  // every window that wanted it closed meanwhile
+    return;
   }
-  auto& found = *m.found;
-  if (job.purged) {
-    found.clear();
+  auto key = located_key(m.where_text, m.sort_key);
+  if (m.all) {
+    ds.gathered[m.where_text] = std::move(m.all);
+  } else {
+    ds.located[key] = dataset_state::located_rows{m.view_key, std::move(m.found)};
   }
-  for (auto& [before, after] : job.journal) {
-    found.apply(before.get(), after);
-  }
-  keep_count(ds, found.where(), m.where_text, found.count());
-  ds.located.emplace(m.view_key, std::move(m.found));
   for (auto& w : job.waiting) {
     handle_subscribe(self, w);
   }
-  ds.located.erase(m.view_key);
+  ds.located.erase(key);
+  ds.gathered.erase(m.where_text);
 }
 
 void on_index_built(shard_ptr self, index_built_msg& m) {
@@ -329,24 +371,32 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
       }
       // A window on a large dataset whose filter's count is not known, or whose rows its index
       // does not give within a bounded walk (matches far down the sort, or none): found by a
-      // pass on a loader thread while the unit goes on serving.
+      // pass on a loader thread while the unit goes on serving. The pass that was made for it,
+      // or for another window of the same filter and sort reaching as far, opens it.
       if (!q.where.matches_all() && ds.records.size() >= build_elsewhere_from) {
-        auto c = ds.scanning.find(q.where_text);
-        if (ds.located.count(q.key)) {
-          c = ds.scanning.end();  // this pass was for this window: it opens from its matches
-        } else if (c == ds.scanning.end()) {
-          if (!(q.count && !known_count(ds, q))) {
-            window = make_window(ds, *ensure_index(ds, q.order).idx, q, build_elsewhere_from);
-          }
-          if (!window) {
+        if (located_for(ds, q) || !q.count || known_count(ds, q)) {
+          window = make_window(ds, *ensure_index(ds, q.order).idx, q, build_elsewhere_from);
+        }
+        if (!window) {
+          auto c = ds.scanning.find(q.where_text);
+          if (c == ds.scanning.end()) {
             c = start_scan(self, q.dataset, ds, m.query);
           }
-        }
-        if (c != ds.scanning.end()) {
           c->second.waiting.push_back(std::move(m));
           return;
         }
       }
+    } else if (auto& ds = st.data[q.dataset]; !q.single_id && !q.where.matches_all() &&
+                                              ds.records.size() >= build_elsewhere_from &&
+                                              !ds.gathered.count(q.where_text)) {
+      // An unbounded query's first result on a large dataset: its filter evaluated on every
+      // record by a pass on a loader thread while the unit goes on serving.
+      auto c = ds.scanning.find(q.where_text);
+      if (c == ds.scanning.end()) {
+        c = start_scan(self, q.dataset, ds, m.query);
+      }
+      c->second.waiting.push_back(std::move(m));
+      return;
     }
     auto [entry, snap] = open_view(st, m.query, std::move(window));
     it = entry;

@@ -105,35 +105,52 @@ bool window_view::walk_fill(std::size_t from, std::uint64_t skipped, std::uint64
   bool more = false;
   bool over = false;
   std::size_t reads = 0;
-  walk_forward(from, [&](const index::iterator& it) {
-    if (++reads > max_reads) {
-      over = true;
-      return false;
-    }
-    if (!matches(it.rec())) {
-      return true;
-    }
-    ++found;
-    if (skipped < offset_) {
-      ++skipped;
-    } else if (held_.size() < limit_ + 1) {
-      held_.push_back(make_row(it->rec));
-    } else {
-      more = true;
-      if (!count_ || known_matches) {
-        return false;  // the total is not wanted, or known: stop at the first match past the
-                       // look-ahead
+  auto settled = [&] {
+    // With the count known, the walk ends once the window and its look-ahead are full or every
+    // match was seen: what follows is known without reading it.
+    return known_matches && (found >= *known_matches || held_.size() == limit_ + 1);
+  };
+  if (!settled()) {
+    walk_forward(from, [&](const index::iterator& it) {
+      if (++reads > max_reads) {
+        over = true;
+        return false;
       }
-    }
-    return true;
-  });
-  if (over) {
+      if (!matches(it.rec())) {
+        return true;
+      }
+      ++found;
+      if (skipped < offset_) {
+        ++skipped;
+      } else if (held_.size() < limit_ + 1) {
+        held_.push_back(make_row(it->rec));
+      } else {
+        more = true;
+        if (!count_) {
+          return false;  // the total is not wanted: stop at the first match past the look-ahead
+        }
+      }
+      return !settled();
+    });
+  }
+  if (over && (held_.size() < limit_ + 1 || (count_ && !known_matches))) {
+    // Gave up before the rows (or the count) were found: nothing of this walk stands.
     held_.clear();
+    prefix_ = 0;
+    matches_ = 0;
+    complete_ = false;
     return false;
   }
   prefix_ = skipped;
-  complete_ = !more;
-  matches_ = known_matches && more ? *known_matches : found;
+  if (known_matches) {
+    complete_ = found >= *known_matches;
+    matches_ = *known_matches;
+  } else {
+    // Past the budget with the window full, whether a match follows is not known: false is
+    // safe, apply() reads on from the last row when it needs one.
+    complete_ = !more && !over;
+    matches_ = found;
+  }
   return true;
 }
 
@@ -160,8 +177,9 @@ void window_view::fill(const first_matches& found) {
       idx_.spec().compare(*found.bound(), thread_doc_reader().read(it.rec())) == 0) {
     ++start;
   }
+  // Every match at or before the bound is in `rows`, and the count is exact: the walk stops at
+  // the window's last row, or at the last match.
   walk_fill(start, skipped, rows.size(), found.count(), std::numeric_limits<std::size_t>::max());
-  matches_ = found.count();
 }
 
 std::size_t window_view::find_held(const sort_position& pos) const {

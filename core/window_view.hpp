@@ -56,16 +56,20 @@ class window_view {
   /// `known_matches`: the number of matches, when a window with the same filter over the same
   /// index already keeps it; the walk then stops once the window and its look-ahead are full
   /// (O(offset + limit matches)) instead of counting every record (O(N) filter evaluations).
-  /// `max_reads`: the most index entries the walk may read; past it the walk gives up and
-  /// returns false, leaving the window to be filled again (the shard then finds the rows on a
-  /// loader thread, first_matches, rather than hold the unit's writes for the rest of the walk).
+  /// `max_reads`: the most index entries the walk may read. Past it with the window and its
+  /// look-ahead full (and the count known, or not wanted) the window stands; otherwise the walk
+  /// gives up and returns false, and the window must not be used until filled again (the shard
+  /// then finds the rows on a loader thread, first_matches, rather than hold the unit's writes
+  /// for the rest of the walk).
   bool fill(std::optional<std::uint64_t> known_matches = std::nullopt,
             std::size_t max_reads = std::numeric_limits<std::size_t>::max());
 
   /// Computes the window from matches found by a pass over the dataset, brought up to date
   /// (first_matches, over this window's filter and the index's order; the index must be current).
-  /// Reads the index only when writes since the pass took rows out of the first ones found: then
-  /// from the pass's bound on. The total is `found.count()`.
+  /// Reads the index only when the rows found end before the window's (writes since the pass
+  /// took some out, or the offset lies past what the pass kept): then from the pass's bound to
+  /// the window's last row, or to the last match (the count is exact). The total is
+  /// `found.count()`.
   void fill(const first_matches& found);
 
   /// Applies one record's change; the index already reflects it (and every earlier change of

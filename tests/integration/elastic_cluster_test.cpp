@@ -486,7 +486,10 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
   };
   std::thread w1{writer, survivors[0], "x"};
   std::thread w2{writer, survivors[1], "y"};
-  std::this_thread::sleep_for(500ms);
+  // Writes flowing through both before the kill.
+  for (auto until = clock_type::now() + 15s; acked < 20 && clock_type::now() < until;) {
+    std::this_thread::sleep_for(5ms);
+  }
   killed_at = clock_type::now();
   killed = true;
   cl.kill(victim);
@@ -496,7 +499,10 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
   while (first_ok_after_kill_ms < 0 && clock_type::now() < until) {
     std::this_thread::sleep_for(20ms);
   }
-  std::this_thread::sleep_for(500ms);
+  // And some more through the new owner before the writers stop.
+  for (int served = acked; acked < served + 20 && clock_type::now() < until + 15s;) {
+    std::this_thread::sleep_for(5ms);
+  }
   stop = true;
   w1.join();
   w2.join();

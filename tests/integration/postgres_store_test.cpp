@@ -138,8 +138,13 @@ TEST_F(PostgresStore, WritesWaitOutADatabaseRestartAndNoAcknowledgedWriteIsLost)
   auto port = node->http_port();
   put_record(port, "t", "o1", "items", "before", R"({"n":0})");
   std::atomic<bool> restarted{false};
+  std::atomic<int> answered{0};
   std::thread restarter{[&] {
-    std::this_thread::sleep_for(200ms);
+    // Once writes flow, so that the restart lands among them.
+    for (auto until = std::chrono::steady_clock::now() + 10s;
+         answered < 5 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(5ms);
+    }
     restarted = pg.restart();  // fast shutdown: every connection is cut mid-write
   }};
   std::vector<std::string> acknowledged;
@@ -147,6 +152,7 @@ TEST_F(PostgresStore, WritesWaitOutADatabaseRestartAndNoAcknowledgedWriteIsLost)
     auto id = "w" + std::to_string(i);
     auto r = http(port, "PUT", "/v1/spaces/t/objects/o1/datasets/items/records/" + id,
                   R"({"n":)" + std::to_string(i) + "}");
+    ++answered;
     EXPECT_EQ(r.status, 200u) << r.body;  // the writer thread retried on a new connection
     if (r.status == 200) {
       acknowledged.push_back(id);

@@ -30,6 +30,18 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
+/// Waits (up to 10 s) until a session of the database sleeps in a trigger (pg_sleep): a
+/// commit of the node's is under way and held there.
+bool in_trigger_sleep(const pg_instance& pg) {
+  for (auto until = clock_type::now() + 10s; clock_type::now() < until;) {
+    if (pg.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'") != "0") {
+      return true;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
 struct StoreFaults : ::testing::Test {
   void SetUp() override { ASSERT_TRUE(pg.ok()) << pg.error(); }
   pg_instance pg;
@@ -238,7 +250,7 @@ TEST_F(StoreFaults, ACommitTheDatabaseRefusesIsAnsweredAndWritesBuiltOnItAreRefu
     return http(port, "POST", "/v1/spaces/t/objects/o/datasets/items/records",
                 R"({"upsert":[{"id":"bad"},{"id":"c","n":1}]})");
   });
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(in_trigger_sleep(pg)) << "the batch never reached its trigger";
   auto second = http(port, "PATCH", path("c"), R"({"$inc":{"n":1}})");
   auto refused = first.get();
   EXPECT_EQ(refused.status, 500u) << refused.body;
@@ -278,7 +290,7 @@ TEST_F(StoreFaults, OneWriteTheDatabaseRefusesDoesNotFailTheOthersCommittedWithI
     });
   };
   auto slow = put("s", "slow");  // holds the writer while the next two queue up together
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(in_trigger_sleep(pg)) << "the slow write never reached its trigger";
   auto bad = put("a", "bad");
   auto good = put("b", "good");
   EXPECT_EQ(slow.get().status, 200u);

@@ -3,7 +3,8 @@
 // (from 16,384 records): its rows are found by a pass over the records on a loader thread
 // (weir_dataset_passes_total{kind="filter"}), exact with the writes published meanwhile, and it
 // goes on from there like any window. A window whose matches lie near the start of its sort
-// opens in place, without a pass.
+// opens in place, without a pass. An unbounded query's first result on such a dataset comes
+// from a pass too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -138,6 +139,84 @@ TEST_F(WindowScan, AFilterMatchingNothingOpensEmptyAndTakesItsFirstMatch) {
     }
   }
   EXPECT_EQ(ids_of(s.window()), std::vector<std::string>{"r20000"});
+}
+
+TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesMadeMeanwhile) {
+  const double before = passes(port, "filter");
+  std::atomic<bool> go{false}, opened{false};
+  int flipped = 0;
+  std::thread writer([&] {
+    while (!go) {
+      std::this_thread::yield();
+    }
+    for (int extra = 0; extra < 3; ++flipped) {
+      int i = 5 + flipped;
+      put_record(port, "t", "c", "items", "r" + std::to_string(i),
+                 R"({"n":)" + std::to_string(i) + R"(,"tag":"late"})");
+      if (opened) {
+        ++extra;
+      }
+    }
+    // And one of the seeded matches leaves.
+    auto d = http(port, "DELETE", "/v1/spaces/t/objects/c/datasets/items/records/r39995");
+    EXPECT_EQ(d.status, 200u) << d.body;
+  });
+  go = true;
+  windowed_stream s{port, "t", "object",
+                    R"({"objectId":"c","dataset":"items","filter":{"tag":"late"}})"};
+  ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+  s.open(30s);
+  opened = true;
+  writer.join();
+  std::vector<std::string> want;
+  for (int i = late_from; i < seeded; ++i) {
+    if (i != 39995) {
+      want.push_back("r" + std::to_string(i));
+    }
+  }
+  for (int k = 0; k < flipped; ++k) {
+    want.push_back("r" + std::to_string(5 + k));
+  }
+  std::sort(want.begin(), want.end());
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       ids_of(s.window()) != want && std::chrono::steady_clock::now() < deadline;) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(ids_of(s.window()), want);
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+}
+
+TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForLong) {
+  // Four matches at the top of the sort and none after them: the window of three and its
+  // look-ahead are found at once, and no pass is made to learn that nothing follows.
+  for (int i = 0; i < 4; ++i) {
+    put_record(port, "t", "c", "items", "r" + std::to_string(i),
+               R"({"n":)" + std::to_string(i) + R"(,"tag":"head"})");
+  }
+  const double before = passes(port, "filter");
+  windowed_stream s{port, "t", "object",
+                    R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
+                    R"("filter":{"tag":"head"}})"};
+  ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+  s.open(30s);
+  EXPECT_EQ(ids_of(s.window()), (std::vector<std::string>{"r0", "r1", "r2"}));
+  EXPECT_EQ(passes(port, "filter"), before);
+  // Three leave: the window reads on and finds the only one left.
+  for (int i = 0; i < 3; ++i) {
+    auto d =
+        http(port, "DELETE", "/v1/spaces/t/objects/c/datasets/items/records/r" + std::to_string(i));
+    ASSERT_EQ(d.status, 200u) << d.body;
+  }
+  const std::vector<std::string> want{"r3"};
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       ids_of(s.window()) != want && std::chrono::steady_clock::now() < deadline;) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(ids_of(s.window()), want);
 }
 
 TEST_F(WindowScan, MatchesNearTheStartOfTheSortOpenInPlace) {

@@ -1,8 +1,8 @@
 // The admin page in a real browser, for tests/integration/admin_ui_test.cpp: Debian's chromium,
 // headless, driven by puppeteer-core. It opens the page, waits until it shows every member,
 // reports the cluster's total of answered writes as the page displays it, then waits until that
-// figure moves (the test writes meanwhile), lets the charts fill for a few seconds and saves a
-// screenshot.
+// figure moves (the test writes meanwhile), waits until both charts draw a line of four samples
+// or more, and saves a screenshot.
 // Prints one JSON line per step: {"step":"ready","members":N,"writes":W}, then
 // {"step":"moved","from":W,"to":W2}, then {"step":"done","screenshot":PATH}. Anything else goes
 // to stderr with exit status 1.
@@ -59,8 +59,16 @@ try {
   );
   say({ step: "moved", from: before, to: await writes() });
 
-  // A few more documents, so the charts show a line rather than a point.
-  await new Promise((r) => setTimeout(r, 10000));
+  // A few more documents (one a second), so each chart shows a line rather than a point.
+  await page.waitForFunction(
+    () =>
+      ["writes-chart", "frames-chart"].every(
+        (id) =>
+          (document.querySelector(`#${id} polyline`)?.getAttribute("points") ?? "").split(" ")
+            .length >= 4,
+      ),
+    { timeout: 30000 },
+  );
   if (problems.length) {
     throw new Error(problems.join("\n"));
   }

@@ -60,10 +60,12 @@ const exercised = new Set();
 
 /**
  * Sends one request and checks the answer against the document. `stream`: read that many
- * server-sent events (validated against x-weir-events) and then abort. Returns
+ * server-sent events (validated against x-weir-events) and then abort. `trigger`: called once
+ * the stream's first event arrived (its subscription is open, so what it does reaches the
+ * stream as a change, not in its snapshot). Returns
  * { status, headers, body (parsed JSON or text), events }.
  */
-async function exchange(node, method, path, { body, headers = {}, stream = 0, expect, streamMs = 3000 } = {}) {
+async function exchange(node, method, path, { body, headers = {}, stream = 0, expect, streamMs = 3000, trigger } = {}) {
   const [template, op] = operationFor(method, path);
   assert.ok(op, `${method} ${path} is not in docs/openapi.yaml`);
   const ac = new AbortController();
@@ -95,7 +97,7 @@ async function exchange(node, method, path, { body, headers = {}, stream = 0, ex
   const content = response.content ?? {};
   if (type === "text/event-stream") {
     assert.ok(content["text/event-stream"], `${what}: text/event-stream not documented`);
-    out.events = await readEvents(res, stream, streamMs, ac);
+    out.events = await readEvents(res, stream, streamMs, ac, trigger);
     assert.ok(out.events.length >= stream, `${what}: ${out.events.length} of ${stream} events within ${streamMs} ms`);
     const events = content["text/event-stream"]["x-weir-events"] ?? response["x-weir-events"] ?? {};
     for (const e of out.events) {
@@ -127,8 +129,11 @@ async function exchange(node, method, path, { body, headers = {}, stream = 0, ex
   return out;
 }
 
-/** Reads up to `n` SSE events (or until `ms` pass or the stream ends). */
-async function readEvents(res, n, ms, ac) {
+/**
+ * Reads up to `n` SSE events (or until `ms` pass or the stream ends); calls `trigger` (and
+ * waits for it) after the first.
+ */
+async function readEvents(res, n, ms, ac, trigger) {
   const events = [];
   if (n === 0) {
     ac.abort();
@@ -158,6 +163,7 @@ async function readEvents(res, n, ms, ac) {
         e.data = data.join("\n");
         events.push(e);
         if (events.length >= n) return events;
+        if (events.length === 1 && trigger) await trigger();
       }
     }
   } catch (err) {

@@ -178,24 +178,19 @@ test("a node with JWT auth, space rules and named queries answers as documented"
   await t("wq 404", "POST", "/v1/spaces/nope/objects/query", { body: {}, expect: 404 });
   await t("wq 401", "POST", "/v1/spaces/locked/query", { body: {}, expect: 401 });
   await t("wq bad token", "POST", "/v1/spaces/s2/query", { body: w, headers: bad, expect: 401 });
-  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r0", { method: "PUT", body: JSON.stringify({ a: 0 }) }), 400);
-  await t("ws sub", "POST", "/v1/spaces/s2/query/subscribe", { body: { ...w, includeTotal: false }, stream: 3, expect: 200 });
+  await t("ws sub", "POST", "/v1/spaces/s2/query/subscribe", { trigger: () => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r0", { method: "PUT", body: JSON.stringify({ a: 0 }) }), body: { ...w, includeTotal: false }, stream: 3, expect: 200 });
   // A change whose ops are an $unset of one path (an op without a payload).
-  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r1", { method: "PATCH", body: JSON.stringify({ $unset: { a: true } }) }), 400);
-  const unset = await t("ws sub unset", "POST", "/v1/spaces/s2/query/subscribe", { body: { objectId: "o1", dataset: "d", sort: ["id"], limit: 5 }, stream: 3, expect: 200 });
+  const unset = await t("ws sub unset", "POST", "/v1/spaces/s2/query/subscribe", { trigger: () => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1/datasets/d/records/r1", { method: "PATCH", body: JSON.stringify({ $unset: { a: true } }) }), body: { objectId: "o1", dataset: "d", sort: ["id"], limit: 5 }, stream: 3, expect: 200 });
   assert.match(unset.events[2].data, /"\$unset"/, "the changes frame carries the $unset op");
   await t("ws sub 400", "POST", "/v1/spaces/s2/query/subscribe", { body: { objectId: "o1", dataset: "d", limit: 2 }, expect: 400 });
-  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o9", { method: "PUT", body: JSON.stringify({ name: "nine" }) }), 400);
-  await t("ws sub objects", "POST", "/v1/spaces/s2/objects/query/subscribe", { body: { sort: ["-modifiedAt"], limit: 1 }, stream: 3, expect: 200 });
+  await t("ws sub objects", "POST", "/v1/spaces/s2/objects/query/subscribe", { trigger: () => fetch(node.baseUrl + "/v1/spaces/s2/objects/o9", { method: "PUT", body: JSON.stringify({ name: "nine" }) }), body: { sort: ["-modifiedAt"], limit: 1 }, stream: 3, expect: 200 });
   await t("ws sub datasets", "POST", "/v1/spaces/s2/datasets/query/subscribe", { body: { dataset: "d" }, stream: 2, expect: 200 });
   // object deletion: stream sees removal and closed
-  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o2", { method: "DELETE" }), 400);
-  await t("ws sub deleted", "POST", "/v1/spaces/s2/query/subscribe", { body: { objectId: "o2", dataset: "d" }, stream: 4, expect: 200 });
+  await t("ws sub deleted", "POST", "/v1/spaces/s2/query/subscribe", { trigger: () => fetch(node.baseUrl + "/v1/spaces/s2/objects/o2", { method: "DELETE" }), body: { objectId: "o2", dataset: "d" }, stream: 4, expect: 200 });
   await t("wq 410", "POST", "/v1/spaces/s2/query", { body: { objectId: "o2", dataset: "d" }, expect: 410 });
   await t("delete object 404", "DELETE", "/v1/spaces/s2/objects/o2", { expect: 404 });
   // state and agent
-  setTimeout(() => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1", { method: "PUT", body: JSON.stringify({ name: "again", list: [{ id: "a", v: 1 }] }) }), 400);
-  await t("state", "GET", "/v1/spaces/s2/objects/o1/state", { stream: 2, expect: 200 });
+  await t("state", "GET", "/v1/spaces/s2/objects/o1/state", { trigger: () => fetch(node.baseUrl + "/v1/spaces/s2/objects/o1", { method: "PUT", body: JSON.stringify({ name: "again", list: [{ id: "a", v: 1 }] }) }), stream: 2, expect: 200 });
   await t("state empty", "GET", "/v1/spaces/s2/objects/nothing/state", { stream: 1, expect: 200 });
   await t("state head", "HEAD", "/v1/spaces/s2/objects/o1/state", { expect: 200 });
   await t("state 406", "GET", "/v1/spaces/s2/objects/o1/state", { headers: { Accept: "application/json" }, expect: 406 });

@@ -310,5 +310,89 @@ TEST_P(WindowViewProperty, EveryWindowEqualsAFreshQueryAfterEveryWrite) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, WindowViewProperty, ::testing::Range(1, 4));
 
+/// Fills `w` (sorted on `n`) with 1,000 records (n 0…999); those with n < `head` or
+/// n >= 1000 - `tail` carry "c":"red", the rest "blue".
+void fill_ends(world& w, int head, int tail) {
+  for (int n = 0; n < 1000; ++n) {
+    boost::json::object d{{"id", "r" + std::to_string(1000 + n)},
+                          {"n", n},
+                          {"c", n < head || n >= 1000 - tail ? "red" : "blue"},
+                          {"_ver", boost::json::object{{"id", "1"}}}};
+    auto r = make_record(d);
+    w.live[r->id] = r;
+    w.idx.insert(r, w.spec.position_of(d));
+  }
+}
+
+const filter red = filter::parse(boost::json::parse(R"({"c":"red"})")).value();
+
+TEST(WindowViewFill, AWalkPastItsBudgetGivesUpUnlessTheRowsAreFound) {
+  world w{sort_spec::parse(std::vector<std::string>{"n"}).value()};
+  fill_ends(w, 2, 3);  // red at n 0, 1 and 997, 998, 999
+  {
+    // The window (1 row) and its look-ahead are the first two records: found within the
+    // budget, and whether more follow is left open rather than read.
+    window_view v{w.idx, red, 0, 1, false};
+    ASSERT_TRUE(v.fill(std::nullopt, 100));
+    ASSERT_EQ(v.visible().size(), 1u);
+    EXPECT_EQ(v.visible()[0]->id, "r1000");
+    // Both rows go: the window reads on from its last row and finds the far ones.
+    record_step s0, s1;
+    s0.before = w.live["r1000"];
+    auto d0 = parse_doc(*s0.before);
+    auto p0 = w.spec.position_of(d0);
+    s0.before_doc = &d0;
+    s0.before_pos = &p0;
+    w.idx.erase(p0);
+    v.apply(s0);
+    s1.before = w.live["r1001"];
+    auto d1 = parse_doc(*s1.before);
+    auto p1 = w.spec.position_of(d1);
+    s1.before_doc = &d1;
+    s1.before_pos = &p1;
+    w.idx.erase(p1);
+    v.apply(s1);
+    write_steps steps{{s0.id(), &s0}, {s1.id(), &s1}};
+    v.end_write(steps);
+    ASSERT_EQ(v.visible().size(), 1u);
+    EXPECT_EQ(v.visible()[0]->id, "r1997");
+  }
+  {
+    // The rows lie past the budget.
+    window_view v{w.idx, red, 2, 1, false};
+    EXPECT_FALSE(v.fill(std::nullopt, 100));
+  }
+  {
+    // Found, but the count is wanted and unknown: the walk would have to read everything.
+    window_view v{w.idx, red, 0, 1, true};
+    EXPECT_FALSE(v.fill(std::nullopt, 100));
+  }
+}
+
+TEST(WindowViewFill, AKnownCountEndsTheWalkAtTheLastRowOrTheLastMatch) {
+  world w{sort_spec::parse(std::vector<std::string>{"n"}).value()};
+  fill_ends(w, 2, 3);
+  {
+    window_view v{w.idx, red, 0, 1, true};
+    ASSERT_TRUE(v.fill(5, 10));  // two matches read: the window and its look-ahead
+    EXPECT_EQ(v.total(), 5u);
+    ASSERT_EQ(v.visible().size(), 1u);
+  }
+  {
+    // An offset past every match: the walk stops at the fifth match, the last there is.
+    window_view v{w.idx, red, 10, 2, true};
+    ASSERT_TRUE(v.fill(5, 1000));
+    EXPECT_TRUE(v.visible().empty());
+    EXPECT_EQ(v.total(), 5u);
+  }
+  {
+    // The last three rows: the walk ends at the last match, the window complete.
+    window_view v{w.idx, red, 2, 5, true};
+    ASSERT_TRUE(v.fill(5, 1000));
+    ASSERT_EQ(v.visible().size(), 3u);
+    EXPECT_EQ(v.visible()[2]->id, "r1999");
+  }
+}
+
 }  // namespace
 }  // namespace weir::core
