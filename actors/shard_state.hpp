@@ -53,6 +53,7 @@ struct index_built_msg {
 /// `view_key` that started the pass (see start_scan).
 struct scan_done_msg {
   std::string dataset;
+  std::string job_key;  // in dataset_state::scanning (scan_key)
   std::string where_text;
   std::string view_key;
   std::string sort_key;                        // sort_text of that window's order
@@ -122,9 +123,9 @@ struct dataset_state {
   std::map<std::string, index_build> building;  // by sort text
   std::map<std::string, kept_count> counts;     // by bound_query::where_text
   /// Passes over the records for a filter on a loader thread (the same journal and waiting
-  /// list as an index build), by where_text: a filter's first count, or a window's rows found by
-  /// walking its index, at a million records held the unit's writes for ~0.3 s
-  /// (docs/performance.md).
+  /// list as an index build), by scan_key (where_text, marked for an unbounded query's pass): a
+  /// filter's first count, or a window's rows found by walking its index, at a million records held
+  /// the unit's writes for ~0.3 s (docs/performance.md).
   std::map<std::string, index_build> scanning;
   /// A pass's first matches while the subscriptions that waited for it are handled
   /// (on_scan_done), by where_text and sort text (located_key): the window that started it
@@ -341,6 +342,11 @@ bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 /// unused first), which the next window of their sort rebuilds. Each index holds an entry per
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max);
+
+/// The key in dataset_state::scanning of the pass `q` needs: its where_text for a window (the
+/// first matches in an order), marked apart for an unbounded query (every match), so that
+/// neither waits for a pass that cannot open it.
+std::string scan_key(const core::bound_query& q);
 
 /// The key of dataset_state::located for a pass with `where_text` in the order `sort_key`.
 std::string located_key(const std::string& where_text, const std::string& sort_key);

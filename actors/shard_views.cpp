@@ -80,14 +80,19 @@ std::string located_key(const std::string& where_text, const std::string& sort_k
   return where_text + '\n' + sort_key;
 }
 
+std::string scan_key(const core::bound_query& q) {
+  return q.bounded() ? q.where_text : q.where_text + "\nall";
+}
+
 const core::first_matches* located_for(const dataset_state& ds, const core::bound_query& q) {
   auto it = ds.located.find(located_key(q.where_text, sort_text(q.order)));
   if (it == ds.located.end()) {
     return nullptr;
   }
   const auto& found = *it->second.found;
+  const auto kept = found.rows().size();
   if (it->second.view_key == q.key || !found.bound() ||
-      q.offset + q.limit + 1 <= found.rows().size()) {
+      (kept > q.offset && kept - q.offset > q.limit)) {
     return &found;
   }
   return nullptr;
@@ -228,10 +233,10 @@ std::map<std::string, index_build>::iterator start_scan(
                     {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
         }
         records.reset();  // its references go here, not on the shard's thread
-        caf::anon_send(shard, scan_done_msg{dataset, q.where_text, q.key, sort_text(q.order),
-                                            std::move(found), std::move(all)});
+        caf::anon_send(shard, scan_done_msg{dataset, scan_key(q), q.where_text, q.key,
+                                            sort_text(q.order), std::move(found), std::move(all)});
       });
-  return ds.scanning.emplace(query->where_text, index_build{}).first;
+  return ds.scanning.emplace(scan_key(*query), index_build{}).first;
 }
 
 std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
@@ -252,7 +257,7 @@ std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
 }
 
 void on_scan_done(shard_ptr self, scan_done_msg& m) {
-  auto taken = take_job(self->state, m.dataset, &dataset_state::scanning, m.where_text);
+  auto taken = take_job(self->state, m.dataset, &dataset_state::scanning, m.job_key);
   if (!taken) {
     return;
   }
@@ -378,7 +383,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
           window = make_window(ds, *ensure_index(ds, q.order).idx, q, build_elsewhere_from);
         }
         if (!window) {
-          auto c = ds.scanning.find(q.where_text);
+          auto c = ds.scanning.find(scan_key(q));
           if (c == ds.scanning.end()) {
             c = start_scan(self, q.dataset, ds, m.query);
           }
@@ -391,7 +396,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
                                               !ds.gathered.count(q.where_text)) {
       // An unbounded query's first result on a large dataset: its filter evaluated on every
       // record by a pass on a loader thread while the unit goes on serving.
-      auto c = ds.scanning.find(q.where_text);
+      auto c = ds.scanning.find(scan_key(q));
       if (c == ds.scanning.end()) {
         c = start_scan(self, q.dataset, ds, m.query);
       }

@@ -1,9 +1,9 @@
 // Exact window maintenance over a shared order index (see window_view.hpp).
 //
 // Invariant between writes: held_ is exactly the matches at ranks [offset, offset + held_.size())
-// in index order, held_.size() <= limit + 1, complete_ says no match follows held_.back(), and
-// prefix_ counts the matches before held_.front() (offset_, unless held_ is empty, when it counts
-// every match: there are no more than offset_ of them).
+// in index order, held_.size() <= limit + 1, complete_ says no match follows held_.back() (false:
+// one may, not known until read), and prefix_ counts the matches before held_.front() (offset_,
+// unless held_ is empty, when it counts every match: there are no more than offset_ of them).
 #include "core/window_view.hpp"
 
 #include <algorithm>

@@ -53,9 +53,11 @@ class window_view {
               bool count);
 
   /// Computes the window from the index (at creation; the index must be current).
-  /// `known_matches`: the number of matches, when a window with the same filter over the same
-  /// index already keeps it; the walk then stops once the window and its look-ahead are full
-  /// (O(offset + limit matches)) instead of counting every record (O(N) filter evaluations).
+  /// `known_matches`: the number of matches, when the dataset knows it (another window with
+  /// the same filter, a kept count, a pass, an index's ranks); it must be exact: the walk then
+  /// stops once the window and its look-ahead are full, or at the last match
+  /// (O(offset + limit matches)), instead of counting every record (O(N) filter evaluations),
+  /// and a count too small would leave matches out for good.
   /// `max_reads`: the most index entries the walk may read. Past it with the window and its
   /// look-ahead full (and the count known, or not wanted) the window stands; otherwise the walk
   /// gives up and returns false, and the window must not be used until filled again (the shard

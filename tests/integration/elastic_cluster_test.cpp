@@ -486,7 +486,7 @@ TEST_F(ElasticCluster, AKilledMemberLosesNoAcknowledgedWriteAndItsUnitsAreServed
   };
   std::thread w1{writer, survivors[0], "x"};
   std::thread w2{writer, survivors[1], "y"};
-  // Writes flowing through both before the kill.
+  // Writes flowing before the kill.
   for (auto until = clock_type::now() + 15s; acked < 20 && clock_type::now() < until;) {
     std::this_thread::sleep_for(5ms);
   }
