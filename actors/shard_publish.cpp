@@ -79,7 +79,11 @@ void publish(shard_ptr self, pending_write& w) {
       }
       ds.records.insert(c.after);
     }
-    ds.for_each_job([&](index_build& b) { b.journal.emplace_back(c.before, c.after); });
+    ds.for_each_job([&](index_build& b) {
+      if (b.started) {
+        b.journal.emplace_back(c.before, c.after);
+      }
+    });
     for (auto& [text, kc] : ds.counts) {
       bool mb = c.before && kc.where.matches(*c.before_doc);
       bool ma = c.after && kc.where.matches(*c.after_doc);

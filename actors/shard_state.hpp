@@ -50,7 +50,7 @@ struct index_built_msg {
 
 /// A loader thread → a shard: a pass over the records the shard handed it for the filter
 /// `where_text` of `dataset`: its count, and its first matches in the order of the window
-/// `view_key` that started the pass (see start_scan).
+/// `view_key` that started the pass (see scan_for).
 struct scan_done_msg {
   std::string dataset;
   std::string job_key;  // in dataset_state::scanning (scan_key)
@@ -106,9 +106,13 @@ struct index_build {
   std::vector<subscribe_msg> waiting;                      // in arrival order
   std::vector<std::pair<record_ptr, record_ptr>> journal;  // (before, after) published since
   bool purged = false;  // an object delete since: the built index starts empty
+  /// A pass waits for a free slot (max_scans_running) before it takes the records; until then
+  /// it journals nothing. `queued`: its place in line (dataset_state::scans_queued).
+  bool started = true;
+  std::uint64_t queued = 0;
 };
 /// Below this many records an index is built in place: a few milliseconds, less than the trip.
-/// The same bound decides where a filter's first count runs (start_scan), and how many index
+/// The same bound decides where a filter's first count runs (scan_for), and how many index
 /// entries a window's first fill may read on the unit's thread before its rows are found by a
 /// pass on a loader thread instead (about 6 ms of parsing on this machine).
 constexpr std::size_t build_elsewhere_from = 16384;
@@ -116,6 +120,11 @@ constexpr std::size_t build_elsewhere_from = 16384;
 /// window's offset is walked on the unit's thread from the last match kept, as before. Each
 /// match kept is a sort position (~100 B) held until the window opens.
 constexpr std::uint64_t max_scan_offset = 65536;
+/// Passes of one dataset on loader threads at once; the others wait in line, holding only their
+/// subscriptions. Each pass holds a copy of the dataset's record references (16 B a record) and
+/// a loader thread for its length, so distinct filters opened together by one caller cost at
+/// most this many copies, and other units' loads keep a loader thread between them.
+constexpr std::size_t max_scans_running = 2;
 
 struct dataset_state {
   core::record_set records;
@@ -127,6 +136,7 @@ struct dataset_state {
   /// filter's first count, or a window's rows found by walking its index, at a million records held
   /// the unit's writes for ~0.3 s (docs/performance.md).
   std::map<std::string, index_build> scanning;
+  std::uint64_t scans_queued = 0;  // passes put in line so far (index_build::queued)
   /// A pass's first matches while the subscriptions that waited for it are handled
   /// (on_scan_done), by where_text and sort text (located_key): the window that started it
   /// (`view_key`) and any other of the same filter and sort whose rows lie within them open
@@ -383,14 +393,18 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
                                                                const core::sort_spec& order,
                                                                std::string key);
 
-/// Hands the dataset's records to a loader thread for one pass with `query`'s filter: its count
-/// and, for a window, its first matches in its order (core::first_matches), for an unbounded
-/// query every match (core::all_matches); the shard goes on serving (what it publishes
-/// meanwhile is journaled), and scan_done_msg brings the pass back (on_scan_done): the count
-/// becomes a kept count, and the query opens from the matches.
-std::map<std::string, index_build>::iterator start_scan(
-    shard_ptr self, const std::string& dataset, dataset_state& ds,
-    const std::shared_ptr<const core::bound_query>& query);
+/// Puts subscription `m` in line for the pass its query needs (scan_key): one pass with its
+/// filter on a loader thread, giving its count and, for a window, its first matches in its order
+/// (core::first_matches), for an unbounded query every match (core::all_matches). The shard
+/// goes on serving (what it publishes meanwhile is journaled), and scan_done_msg brings the pass
+/// back (on_scan_done): the count becomes a kept count, and the query opens from the matches.
+/// A pass starts at once while fewer than max_scans_running of the dataset run, else when one
+/// ends (launch_scans), in the order they were asked for.
+void scan_for(shard_ptr self, subscribe_msg& m);
+
+/// Starts the passes of `ds` waiting in line while fewer than max_scans_running run; a pass
+/// whose subscriptions all left meanwhile is dropped.
+void launch_scans(shard_ptr self, const std::string& dataset, dataset_state& ds);
 
 /// Takes the build or pass `key` out of `jobs` of `dataset` as its loader thread finished it;
 /// nullopt when it is no longer there (the unit was handed over meanwhile).

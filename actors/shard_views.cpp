@@ -206,9 +206,15 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
   return ds.building.emplace(std::move(key), index_build{}).first;
 }
 
-std::map<std::string, index_build>::iterator start_scan(
-    shard_ptr self, const std::string& dataset, dataset_state& ds,
-    const std::shared_ptr<const core::bound_query>& query) {
+namespace {
+
+/// Hands the dataset's records to a loader thread for the pass `job`, for its first waiter's
+/// query (the one its journal and result are read for).
+void launch_scan(shard_ptr self, const std::string& dataset, dataset_state& ds, index_build& job) {
+  job.started = true;
+  job.journal.clear();
+  job.purged = false;
+  const auto query = job.waiting.front().query;
   auto records = collect_records(ds);
   self->state.rt->dataset_passes[1].fetch_add(1, std::memory_order_relaxed);
   self->state.rt->loader.post(
@@ -236,7 +242,45 @@ std::map<std::string, index_build>::iterator start_scan(
         caf::anon_send(shard, scan_done_msg{dataset, scan_key(q), q.where_text, q.key,
                                             sort_text(q.order), std::move(found), std::move(all)});
       });
-  return ds.scanning.emplace(scan_key(*query), index_build{}).first;
+}
+
+std::size_t running_scans(const dataset_state& ds) {
+  return static_cast<std::size_t>(std::count_if(ds.scanning.begin(), ds.scanning.end(),
+                                                [](const auto& kv) { return kv.second.started; }));
+}
+
+}  // namespace
+
+void scan_for(shard_ptr self, subscribe_msg& m) {
+  const auto& q = *m.query;
+  auto& ds = self->state.data[q.dataset];
+  auto [it, fresh] = ds.scanning.try_emplace(scan_key(q));
+  it->second.waiting.push_back(std::move(m));
+  if (fresh) {
+    it->second.started = false;
+    it->second.queued = ++ds.scans_queued;
+    launch_scans(self, q.dataset, ds);
+  }
+}
+
+void launch_scans(shard_ptr self, const std::string& dataset, dataset_state& ds) {
+  while (running_scans(ds) < max_scans_running) {
+    auto next = ds.scanning.end();
+    for (auto it = ds.scanning.begin(); it != ds.scanning.end(); ++it) {
+      if (!it->second.started &&
+          (next == ds.scanning.end() || it->second.queued < next->second.queued)) {
+        next = it;
+      }
+    }
+    if (next == ds.scanning.end()) {
+      return;
+    }
+    if (next->second.waiting.empty()) {
+      ds.scanning.erase(next);  // every subscription that wanted it left while it waited
+      continue;
+    }
+    launch_scan(self, dataset, ds, next->second);
+  }
 }
 
 std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
@@ -282,6 +326,7 @@ void on_scan_done(shard_ptr self, scan_done_msg& m) {
     keep_count(ds, found.where(), m.where_text, found.count());
   }
   if (job.waiting.empty()) {
+    launch_scans(self, m.dataset, ds);
     return;
   }
   auto key = located_key(m.where_text, m.sort_key);
@@ -295,6 +340,7 @@ void on_scan_done(shard_ptr self, scan_done_msg& m) {
   }
   ds.located.erase(key);
   ds.gathered.erase(m.where_text);
+  launch_scans(self, m.dataset, ds);
 }
 
 void on_index_built(shard_ptr self, index_built_msg& m) {
@@ -383,11 +429,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
           window = make_window(ds, *ensure_index(ds, q.order).idx, q, build_elsewhere_from);
         }
         if (!window) {
-          auto c = ds.scanning.find(scan_key(q));
-          if (c == ds.scanning.end()) {
-            c = start_scan(self, q.dataset, ds, m.query);
-          }
-          c->second.waiting.push_back(std::move(m));
+          scan_for(self, m);
           return;
         }
       }
@@ -396,11 +438,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
                                               !ds.gathered.count(q.where_text)) {
       // An unbounded query's first result on a large dataset: its filter evaluated on every
       // record by a pass on a loader thread while the unit goes on serving.
-      auto c = ds.scanning.find(scan_key(q));
-      if (c == ds.scanning.end()) {
-        c = start_scan(self, q.dataset, ds, m.query);
-      }
-      c->second.waiting.push_back(std::move(m));
+      scan_for(self, m);
       return;
     }
     auto [entry, snap] = open_view(st, m.query, std::move(window));

@@ -11,11 +11,11 @@
 
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
+#include "gateway/frame_batch.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/sse_head.hpp"
-#include "gateway/write_now.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -400,40 +400,37 @@ bool sse_hub_session::write_batch() {
   // Every queued frame (up to a bound) goes out as events of one chunk, in one gather write.
   // The piece list is this thread's scratch, not the session's: the write is usually done
   // before this returns, and an idle stream then holds none of it.
-  constexpr std::size_t max_batch = 64;
   thread_local std::vector<asio::const_buffer> pieces;
   std::size_t bytes = 0;
-  for (;;) {
-    pieces.clear();
-    pieces.emplace_back();  // the chunk-size line, filled in below
-    if (run_ && run_->started_pending) {
-      run_->started_pending = false;
-      pieces.push_back(asio::buffer(run_->started));
-      bytes += run_->started.size();
-    }
-    delivery_batch counted{actors::steady_now_ns()};
-    queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
-      counted.add(data_prefix.size() + f.size() + event_end.size(), f.origin_ns);
-      pieces.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
-      if (f.head) {
-        pieces.push_back(asio::buffer(*f.head));
-      }
-      if (f.body) {
-        pieces.push_back(asio::buffer(*f.body));
-      }
-      pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
-      pieces.push_back(asio::buffer(event_end.data(), event_end.size()));
-      bytes += data_prefix.size() + f.size() + event_end.size();
-    });
-    frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::sse), std::memory_order_relaxed);
-    if (bytes > 0) {
-      break;
-    }
-    // Nothing queued, or every frame of the batch went stale meanwhile.
-    queue_.finish_batch();
-    if (queue_.empty()) {
-      return false;
-    }
+  const bool any = gather_batch(
+      queue_, pieces, ctx_.traffic, transport::sse, frames_sent,
+      [&] {
+        bytes = 0;
+        pieces.emplace_back();  // the chunk-size line, filled in below
+        if (!run_ || !run_->started_pending) {
+          return false;
+        }
+        run_->started_pending = false;
+        pieces.push_back(asio::buffer(run_->started));
+        bytes += run_->started.size();
+        return true;
+      },
+      [&](const actors::outbound_frame& f) {
+        pieces.push_back(asio::buffer(data_prefix.data(), data_prefix.size()));
+        if (f.head) {
+          pieces.push_back(asio::buffer(*f.head));
+        }
+        if (f.body) {
+          pieces.push_back(asio::buffer(*f.body));
+        }
+        pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+        pieces.push_back(asio::buffer(event_end.data(), event_end.size()));
+        auto size = data_prefix.size() + f.size() + event_end.size();
+        bytes += size;
+        return size;
+      });
+  if (!any) {
+    return false;
   }
   char size_line[24];
   int n = 0;
@@ -444,10 +441,10 @@ bool sse_hub_session::write_batch() {
   }  // else: an HTTP/1.0 body is the events themselves (the first piece stays empty)
   writing_ = true;
   beast::error_code ec;
-  if (!write_now(stream_.socket(), pieces, ec) && !ec) {
+  if (!send_or_keep(stream_.socket(), pieces, unsent_, size_line, static_cast<std::size_t>(n),
+                    ec)) {
     // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
     // new socket's buffer): the rest goes out as it drains; the size line leaves the stack.
-    unsent_.keep(pieces, size_line, static_cast<std::size_t>(n));
     watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
     return false;
   }

@@ -23,9 +23,9 @@
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "core/ws_framing.hpp"
+#include "gateway/frame_batch.hpp"
 #include "gateway/parked_allocator.hpp"
 #include "gateway/query_routes.hpp"
-#include "gateway/write_now.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -485,54 +485,48 @@ bool ws_hub_session::write_batch() {
   // Pending pongs, then every queued frame (up to a bound), in one gather write. The piece list
   // and the frame headers are this thread's scratch, not the session's: the write is usually
   // done before this returns, and an idle connection then holds none of it.
-  constexpr std::size_t max_batch = 64;
   thread_local std::vector<asio::const_buffer> pieces;
-  thread_local std::array<std::uint8_t, max_batch * 10> headers;
+  thread_local std::array<std::uint8_t, max_frames_per_write * 10> headers;
   std::uint8_t* header = nullptr;  // past the last header written
-  for (;;) {
-    pieces.clear();
-    if (!control_out_.empty()) {
-      control_in_flight_.swap(control_out_);
-      control_out_.clear();
-      pieces.push_back(asio::buffer(control_in_flight_));
+  const bool any = gather_batch(
+      queue_, pieces, ctx_.traffic, transport::websocket, frames_sent,
+      [&] {
+        header = headers.data();
+        if (control_out_.empty()) {
+          return false;
+        }
+        control_in_flight_.swap(control_out_);
+        control_out_.clear();
+        pieces.push_back(asio::buffer(control_in_flight_));
+        return true;
+      },
+      [&](const actors::outbound_frame& f) {
+        auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), header);
+        pieces.push_back(asio::const_buffer{header, hs});
+        header += 10;
+        if (f.head) {
+          pieces.push_back(asio::buffer(*f.head));
+        }
+        if (f.body) {
+          pieces.push_back(asio::buffer(*f.body));
+        }
+        if (!f.tail.empty()) {
+          pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
+        }
+        return f.size();
+      });
+  if (!any) {
+    if (closing_) {
+      write_close();
     }
-    header = headers.data();
-    delivery_batch counted{actors::steady_now_ns()};
-    queue_.start_batch(max_batch, [&](const actors::outbound_frame& f) {
-      counted.add(f.size(), f.origin_ns);
-      auto hs = core::ws::encode_server_header(core::ws::opcode::text, f.size(), header);
-      pieces.push_back(asio::const_buffer{header, hs});
-      header += 10;
-      if (f.head) {
-        pieces.push_back(asio::buffer(*f.head));
-      }
-      if (f.body) {
-        pieces.push_back(asio::buffer(*f.body));
-      }
-      if (!f.tail.empty()) {
-        pieces.push_back(asio::buffer(f.tail.data(), f.tail.size()));
-      }
-    });
-    frames_sent.fetch_add(counted.commit(ctx_.traffic, transport::websocket),
-                          std::memory_order_relaxed);
-    if (!pieces.empty()) {
-      break;
-    }
-    // Every frame of the batch went stale meanwhile: drop them and look at the rest.
-    queue_.finish_batch();
-    if (queue_.empty()) {
-      if (closing_) {
-        write_close();
-      }
-      return false;
-    }
+    return false;
   }
   writing_ = true;
   beast::error_code ec;
-  if (!write_now(sock_, pieces, ec) && !ec) {
+  if (!send_or_keep(sock_, pieces, unsent_, headers.data(),
+                    static_cast<std::size_t>(header - headers.data()), ec)) {
     // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
-    // new socket's buffer): the rest goes out as it drains; the headers leave the scratch.
-    unsent_.keep(pieces, headers.data(), static_cast<std::size_t>(header - headers.data()));
+    // new socket's buffer): the rest goes out as it drains.
     watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
     return false;
   }

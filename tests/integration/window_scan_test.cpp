@@ -188,6 +188,44 @@ TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesM
   EXPECT_EQ(passes(port, "filter"), before + 1);
 }
 
+TEST_F(WindowScan, ManyFiltersOpenedTogetherWaitInLineForTheirPassesAndAllOpen) {
+  // Sixteen windows with sixteen different filters, all far down the sort, asked for at once
+  // from as many connections: a dataset runs two passes at a time and the rest wait in line
+  // (each pass holds a copy of the dataset's record references); every window opens, exact.
+  constexpr int windows = 16;
+  const double before = passes(port, "filter");
+  std::vector<std::unique_ptr<windowed_stream>> streams(windows);
+  std::vector<std::thread> openers;
+  for (int k = 0; k < windows; ++k) {
+    openers.emplace_back([&, k] {
+      auto s = std::make_unique<windowed_stream>(
+          port, "t", "object",
+          R"({"objectId":"c","dataset":"items","sort":["n"],"limit":2,)"
+          R"("filter":{"tag":"late","n":{"$ne":)" +
+              std::to_string(late_from + k % 10) + R"(},"k":{"$ne":)" + std::to_string(k) + "}}}");
+      if (s->status() == 200u) {
+        s->open(30s);
+      }
+      streams[static_cast<std::size_t>(k)] = std::move(s);
+    });
+  }
+  for (auto& t : openers) {
+    t.join();
+  }
+  for (int k = 0; k < windows; ++k) {
+    auto& s = *streams[static_cast<std::size_t>(k)];
+    ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+    std::vector<std::string> want;
+    for (int i = late_from; want.size() < 2; ++i) {
+      if (i != late_from + k % 10) {
+        want.push_back("r" + std::to_string(i));
+      }
+    }
+    EXPECT_EQ(ids_of(s.window()), want) << "window " << k;
+  }
+  EXPECT_EQ(passes(port, "filter"), before + windows);
+}
+
 TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForLong) {
   // Four matches at the top of the sort and none after them: the window of three and its
   // look-ahead are found at once, and no pass is made to learn that nothing follows.
