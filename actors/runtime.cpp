@@ -699,6 +699,10 @@ runtime_stats runtime::stats() const {
   }
   s.store_queued = impl_->store.queued();
   s.skipped_records = impl_->skipped.total();
+  auto running = impl_->filter_passes_running.load(std::memory_order_relaxed);
+  s.filter_passes_running = running > 0 ? static_cast<std::size_t>(running) : 0;
+  s.filter_passes_peak =
+      static_cast<std::size_t>(impl_->filter_passes_peak.load(std::memory_order_relaxed));
   for (std::size_t i = 0; i < s.dataset_passes.size(); ++i) {
     s.dataset_passes[i] = impl_->dataset_passes[i].load(std::memory_order_relaxed);
   }

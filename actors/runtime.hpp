@@ -79,6 +79,10 @@ struct runtime_stats {
   /// start: [0] index builds (a window on a new sort), [1] filter passes (a filter's first
   /// count, or a window whose index does not give its rows within a bounded walk).
   std::array<std::uint64_t, 2> dataset_passes{};
+  /// Filter passes handed to the loader threads and not finished (at most one per dataset), and
+  /// the most there were at once since start.
+  std::size_t filter_passes_running = 0;
+  std::size_t filter_passes_peak = 0;
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.

@@ -197,6 +197,10 @@ struct runtime::impl {
   std::array<std::atomic<std::int64_t>, 6> subscriptions_by_encoding{};
   /// Passes over a dataset's records made on a loader thread (runtime_stats::dataset_passes).
   std::array<std::atomic<std::uint64_t>, 2> dataset_passes{};
+  /// Filter passes handed to the loader and not finished, and the most at once since start
+  /// (runtime_stats::filter_passes_running, filter_passes_peak).
+  std::atomic<std::int64_t> filter_passes_running{0};
+  std::atomic<std::int64_t> filter_passes_peak{0};
 
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
   /// owns it.

@@ -120,11 +120,13 @@ constexpr std::size_t build_elsewhere_from = 16384;
 /// window's offset is walked on the unit's thread from the last match kept, as before. Each
 /// match kept is a sort position (~100 B) held until the window opens.
 constexpr std::uint64_t max_scan_offset = 65536;
-/// Passes of one dataset on loader threads at once; the others wait in line, holding only their
-/// subscriptions. Each pass holds a copy of the dataset's record references (16 B a record) and
-/// a loader thread for its length, so distinct filters opened together by one caller cost at
-/// most this many copies, and other units' loads keep a loader thread between them.
-constexpr std::size_t max_scans_running = 2;
+/// Filter passes of one dataset on the loader at once; the others wait in line, holding only
+/// their subscriptions. A running pass holds a copy of the dataset's record references (16 B a
+/// record) and one of the node's two loader threads (unit_loader) for its length: one at a
+/// time per dataset leaves the other thread to other datasets' passes and to unit loads, and
+/// bounds what many filters opened together on one dataset hold to one copy. Across datasets
+/// each may run one (N datasets, N copies of their own records).
+constexpr std::size_t max_scans_running = 1;
 
 struct dataset_state {
   core::record_set records;

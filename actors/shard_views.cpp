@@ -216,9 +216,14 @@ void launch_scan(shard_ptr self, const std::string& dataset, dataset_state& ds, 
   job.purged = false;
   const auto query = job.waiting.front().query;
   auto records = collect_records(ds);
-  self->state.rt->dataset_passes[1].fetch_add(1, std::memory_order_relaxed);
-  self->state.rt->loader.post(
-      [shard = caf::actor_cast<caf::actor>(self), records, query, dataset]() mutable {
+  auto* rt = self->state.rt;
+  rt->dataset_passes[1].fetch_add(1, std::memory_order_relaxed);
+  auto now_running = rt->filter_passes_running.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (auto peak = rt->filter_passes_peak.load(std::memory_order_relaxed);
+       now_running > peak && !rt->filter_passes_peak.compare_exchange_weak(peak, now_running);) {
+  }
+  rt->loader.post(
+      [shard = caf::actor_cast<caf::actor>(self), rt, records, query, dataset]() mutable {
         auto t0 = clock_type::now();
         const auto& q = *query;
         std::shared_ptr<core::first_matches> found;
@@ -239,6 +244,7 @@ void launch_scan(shard_ptr self, const std::string& dataset, dataset_state& ds, 
                     {{"dataset", dataset}, {"records", records->size()}, {"ms", ms}});
         }
         records.reset();  // its references go here, not on the shard's thread
+        rt->filter_passes_running.fetch_sub(1, std::memory_order_relaxed);
         caf::anon_send(shard, scan_done_msg{dataset, scan_key(q), q.where_text, q.key,
                                             sort_text(q.order), std::move(found), std::move(all)});
       });

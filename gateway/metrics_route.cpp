@@ -125,6 +125,9 @@ std::string prometheus_metrics(server_context& ctx) {
          "builds for a new sort, and filter passes (a first count, or a window's rows).");
   w.sample("weir_dataset_passes_total", R"(kind="index")", s.dataset_passes[0]);
   w.sample("weir_dataset_passes_total", R"(kind="filter")", s.dataset_passes[1]);
+  w.gauge("weir_dataset_passes_running",
+          "Filter passes on loader threads now (one per dataset at most; the others wait).",
+          s.filter_passes_running);
   w.gauge("weir_store_queue_depth", "Write batches queued for the store or being committed.",
           s.store_queued);
   const auto& t = ctx.traffic;
