@@ -73,12 +73,24 @@ void hand_over(shard_ptr self, caf::actor successor) {
     for (auto& [k, ie] : ds.indexes) {
       ie.views.clear();
     }
-    // Subscriptions waiting for an index or a count go to the successor, which takes its own.
-    ds.for_each_job([&](index_build& b) {
+    // Subscriptions waiting for an index or a pass go to the successor, which takes its own:
+    // those of passes in the order the passes were asked for.
+    for (auto& [key, b] : ds.building) {
       for (auto& w : b.waiting) {
         self->send(successor, std::move(w));
       }
-    });
+    }
+    std::vector<index_build*> passes;
+    for (auto& [key, b] : ds.scanning) {
+      passes.push_back(&b);
+    }
+    std::sort(passes.begin(), passes.end(),
+              [](const index_build* a, const index_build* b) { return a->queued < b->queued; });
+    for (auto* b : passes) {
+      for (auto& w : b->waiting) {
+        self->send(successor, std::move(w));
+      }
+    }
     ds.clear_jobs();
   }
   st.views.clear();

@@ -139,6 +139,10 @@ struct dataset_state {
   /// the unit's writes for ~0.3 s (docs/performance.md).
   std::map<std::string, index_build> scanning;
   std::uint64_t scans_queued = 0;  // passes put in line so far (index_build::queued)
+  /// The subscriptions of a finished build or pass while they are handled (on_index_built,
+  /// on_scan_done): taken out of their job, they still keep their sorts' indexes from being
+  /// dropped to make room for one of them (awaited_index).
+  const std::vector<subscribe_msg>* handling = nullptr;
   /// A pass's first matches while the subscriptions that waited for it are handled
   /// (on_scan_done), by where_text and sort text (located_key): the window that started it
   /// (`view_key`) and any other of the same filter and sort whose rows lie within them open
@@ -345,8 +349,8 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order);
 /// (core::count_by_ranks, O(log N)). nullopt: a window opening on it would count every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q);
 
-/// Whether a subscription waiting for a pass will read the index of `sort_key`: such an index
-/// stays while it waits, as if a window read it.
+/// Whether a subscription waiting for a pass (or, its pass done, about to be handled) will read
+/// the index of `sort_key`: such an index stays while it waits, as if a window read it.
 bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 
 /// Whether a window on `order` may open on `ds` without passing `max` indexes: true when its

@@ -45,14 +45,21 @@ std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_qu
 }
 
 bool awaited_index(const dataset_state& ds, const std::string& sort_key) {
-  for (const auto& [text, job] : ds.scanning) {
-    for (const auto& w : job.waiting) {
-      if (sort_text(w.query->order) == sort_key) {
+  auto awaits = [&](const std::vector<subscribe_msg>& waiting) {
+    for (const auto& w : waiting) {
+      // A subscription of `handling` already handled was moved from: its query is null.
+      if (w.query && sort_text(w.query->order) == sort_key) {
         return true;
       }
     }
+    return false;
+  };
+  for (const auto& [text, job] : ds.scanning) {
+    if (awaits(job.waiting)) {
+      return true;
+    }
   }
-  return false;
+  return ds.handling && awaits(*ds.handling);
 }
 
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max) {
@@ -341,9 +348,11 @@ void on_scan_done(shard_ptr self, scan_done_msg& m) {
   } else {
     ds.located[key] = dataset_state::located_rows{m.view_key, std::move(m.found)};
   }
+  ds.handling = &job.waiting;
   for (auto& w : job.waiting) {
     handle_subscribe(self, w);
   }
+  ds.handling = nullptr;
   ds.located.erase(key);
   ds.gathered.erase(m.where_text);
   launch_scans(self, m.dataset, ds);
@@ -372,9 +381,11 @@ void on_index_built(shard_ptr self, index_built_msg& m) {
   index_entry e;
   e.idx = std::move(m.idx);
   ds.indexes.emplace(m.key, std::move(e));
+  ds.handling = &build.waiting;
   for (auto& w : build.waiting) {
     handle_subscribe(self, w);
   }
+  ds.handling = nullptr;
 }
 
 void refuse_subscription(subscriber& sub, const core::error& e) {
