@@ -69,6 +69,24 @@ class WindowScan : public ::testing::Test {
     EXPECT_EQ(passes(port, "index"), 1);
   }
 
+  /// Once `go`, turns early records late (r5, r6, …; `flipped` counts them) until three more
+  /// after `opened`: some are published while a pass runs, and each sorts before every match
+  /// the pass can have found.
+  void flip_while_opening(const std::atomic<bool>& go, const std::atomic<bool>& opened,
+                          int& flipped) {
+    while (!go) {
+      std::this_thread::yield();
+    }
+    for (int extra = 0; extra < 3; ++flipped) {
+      int i = 5 + flipped;
+      put_record(port, "t", "c", "items", "r" + std::to_string(i),
+                 R"({"n":)" + std::to_string(i) + R"(,"tag":"late"})");
+      if (opened) {
+        ++extra;
+      }
+    }
+  }
+
   temp_dir dir;
   std::unique_ptr<app::node> node;
   std::uint16_t port = 0;
@@ -81,19 +99,7 @@ TEST_F(WindowScan, MatchesFarDownTheSortAreFoundByAPassThatTakesTheWritesMadeMea
   // can have found, so a pass that missed one would open on the wrong rows.
   std::atomic<bool> go{false}, opened{false};
   int flipped = 0;
-  std::thread writer([&] {
-    while (!go) {
-      std::this_thread::yield();
-    }
-    for (int extra = 0; extra < 3; ++flipped) {
-      int i = 5 + flipped;
-      put_record(port, "t", "c", "items", "r" + std::to_string(i),
-                 R"({"n":)" + std::to_string(i) + R"(,"tag":"late"})");
-      if (opened) {
-        ++extra;
-      }
-    }
-  });
+  std::thread writer([&] { flip_while_opening(go, opened, flipped); });
   go = true;
   windowed_stream s{port, "t", "object",
                     R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
@@ -147,17 +153,7 @@ TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesM
   std::atomic<bool> go{false}, opened{false};
   int flipped = 0;
   std::thread writer([&] {
-    while (!go) {
-      std::this_thread::yield();
-    }
-    for (int extra = 0; extra < 3; ++flipped) {
-      int i = 5 + flipped;
-      put_record(port, "t", "c", "items", "r" + std::to_string(i),
-                 R"({"n":)" + std::to_string(i) + R"(,"tag":"late"})");
-      if (opened) {
-        ++extra;
-      }
-    }
+    flip_while_opening(go, opened, flipped);
     // And one of the seeded matches leaves.
     auto d = http(port, "DELETE", "/v1/spaces/t/objects/c/datasets/items/records/r39995");
     EXPECT_EQ(d.status, 200u) << d.body;

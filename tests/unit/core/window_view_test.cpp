@@ -337,22 +337,24 @@ TEST(WindowViewFill, AWalkPastItsBudgetGivesUpUnlessTheRowsAreFound) {
     ASSERT_EQ(v.visible().size(), 1u);
     EXPECT_EQ(v.visible()[0]->id, "r1000");
     // Both rows go: the window reads on from its last row and finds the far ones.
-    record_step s0, s1;
-    s0.before = w.live["r1000"];
-    auto d0 = parse_doc(*s0.before);
-    auto p0 = w.spec.position_of(d0);
-    s0.before_doc = &d0;
-    s0.before_pos = &p0;
-    w.idx.erase(p0);
-    v.apply(s0);
-    s1.before = w.live["r1001"];
-    auto d1 = parse_doc(*s1.before);
-    auto p1 = w.spec.position_of(d1);
-    s1.before_doc = &d1;
-    s1.before_pos = &p1;
-    w.idx.erase(p1);
-    v.apply(s1);
-    write_steps steps{{s0.id(), &s0}, {s1.id(), &s1}};
+    struct deletion {
+      record_step step;
+      boost::json::object doc;
+      sort_position pos;
+    };
+    auto erase = [&](deletion& d, const std::string& id) {
+      d.step.before = w.live[id];
+      d.doc = parse_doc(*d.step.before);
+      d.pos = w.spec.position_of(d.doc);
+      d.step.before_doc = &d.doc;
+      d.step.before_pos = &d.pos;
+      w.idx.erase(d.pos);
+      v.apply(d.step);
+    };
+    deletion s0, s1;
+    erase(s0, "r1000");
+    erase(s1, "r1001");
+    write_steps steps{{s0.step.id(), &s0.step}, {s1.step.id(), &s1.step}};
     v.end_write(steps);
     ASSERT_EQ(v.visible().size(), 1u);
     EXPECT_EQ(v.visible()[0]->id, "r1997");
