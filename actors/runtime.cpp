@@ -703,6 +703,8 @@ runtime_stats runtime::stats() const {
   s.filter_passes_running = running > 0 ? static_cast<std::size_t>(running) : 0;
   s.filter_passes_peak =
       static_cast<std::size_t>(impl_->filter_passes_peak.load(std::memory_order_relaxed));
+  auto builds = impl_->index_builds_running.load(std::memory_order_relaxed);
+  s.index_builds_running = builds > 0 ? static_cast<std::size_t>(builds) : 0;
   for (std::size_t i = 0; i < s.dataset_passes.size(); ++i) {
     s.dataset_passes[i] = impl_->dataset_passes[i].load(std::memory_order_relaxed);
   }

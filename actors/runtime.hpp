@@ -83,6 +83,8 @@ struct runtime_stats {
   /// the most there were at once since start.
   std::size_t filter_passes_running = 0;
   std::size_t filter_passes_peak = 0;
+  /// Index builds on loader threads now (a new sort's, or a filter's field's after its pass).
+  std::size_t index_builds_running = 0;
 };
 
 /// An owner-side watch opened by open_replica: what close and resync need to find it.

@@ -201,6 +201,8 @@ struct runtime::impl {
   /// (runtime_stats::filter_passes_running, filter_passes_peak).
   std::atomic<std::int64_t> filter_passes_running{0};
   std::atomic<std::int64_t> filter_passes_peak{0};
+  /// Index builds handed to the loader and not finished (runtime_stats::index_builds_running).
+  std::atomic<std::int64_t> index_builds_running{0};
 
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
   /// owns it.

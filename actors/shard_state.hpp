@@ -46,6 +46,7 @@ struct index_built_msg {
   std::string dataset;
   std::string key;
   std::shared_ptr<core::order_index<core::record_ptr>> idx;
+  std::uint64_t id = 0;  // the build's index_build::id
 };
 
 /// A loader thread → a shard: a pass over the records the shard handed it for the filter
@@ -110,6 +111,21 @@ struct index_build {
   /// it journals nothing. `queued`: its place in line (dataset_state::scans_queued).
   bool started = true;
   std::uint64_t queued = 0;
+  /// Which build this is (dataset_state::builds_started): the index a loader thread sends back
+  /// is taken by the build of that number only, since another build of the same sort may have
+  /// begun from other records (one made after a pass, below, is not asked for by the shard).
+  std::uint64_t id = 0;
+  /// A build's sort (unset for a pass).
+  core::sort_spec order;
+  /// A build of an index on a field a filter bounds (field_index_for) that no window asked
+  /// for: dropped, its index freed when it comes, when another index needs its room and no
+  /// window waits for it (a window on that field's sort may; index_room).
+  bool for_filter = false;
+  /// A pass for a filter bounding a field no index leads with: the index on that field, which
+  /// the loader thread builds from the same records after the pass (`then_index_id`), and
+  /// which the shard takes when there is room for it (adopt_field_index).
+  std::optional<core::sort_spec> then_index;
+  std::uint64_t then_index_id = 0;
 };
 /// Below this many records an index is built in place: a few milliseconds, less than the trip.
 /// The same bound decides where a filter's first count runs (scan_for), and how many index
@@ -125,7 +141,10 @@ constexpr std::uint64_t max_scan_offset = 65536;
 /// record) and one of the node's two loader threads (unit_loader) for its length: one at a
 /// time per dataset leaves the other thread to other datasets' passes and to unit loads, and
 /// bounds what many filters opened together on one dataset hold to one copy. Across datasets
-/// each may run one (N datasets, N copies of their own records).
+/// each may run one (N datasets, N copies of their own records). A pass that builds its
+/// filter's field index after it (index_build::then_index) keeps its thread and its copy for
+/// that build (~1 s at a million records), while the dataset's next pass may start on the
+/// other: once per field, while that field's index is kept.
 constexpr std::size_t max_scans_running = 1;
 
 struct dataset_state {
@@ -138,7 +157,8 @@ struct dataset_state {
   /// filter's first count, or a window's rows found by walking its index, at a million records held
   /// the unit's writes for ~0.3 s (docs/performance.md).
   std::map<std::string, index_build> scanning;
-  std::uint64_t scans_queued = 0;  // passes put in line so far (index_build::queued)
+  std::uint64_t scans_queued = 0;    // passes put in line so far (index_build::queued)
+  std::uint64_t builds_started = 0;  // index builds begun so far (index_build::id)
   /// The subscriptions of a finished build or pass while they are handled (on_index_built,
   /// on_scan_done): taken out of their job, they still keep their sorts' indexes from being
   /// dropped to make room for one of them (awaited_index).
@@ -349,13 +369,15 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order);
 /// (core::count_by_ranks, O(log N)). nullopt: a window opening on it would count every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q);
 
-/// Whether a subscription waiting for a pass (or, its pass done, about to be handled) will read
-/// the index of `sort_key`: such an index stays while it waits, as if a window read it.
+/// Whether a subscription waiting for a pass or an index build (or, its job done, about to be
+/// handled) will read the index of `sort_key`: such an index stays while it waits, as if a
+/// window read it.
 bool awaited_index(const dataset_state& ds, const std::string& sort_key);
 
 /// Whether a window on `order` may open on `ds` without passing `max` indexes: true when its
 /// index exists or there is room. Makes room by dropping indexes no window reads (the longest
-/// unused first), which the next window of their sort rebuilds. Each index holds an entry per
+/// unused first), which the next window of their sort rebuilds, and then builds of a filter's
+/// field index no window waits for (index_build::for_filter). Each index holds an entry per
 /// record and costs O(N log N) to build, so the number of sorts is what bounds a caller here.
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max);
 
@@ -378,6 +400,26 @@ const core::first_matches* located_for(const dataset_state& ds, const core::boun
 /// window_view::fill).
 std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
                                                const core::bound_query& q, std::size_t max_reads);
+
+/// The window of bounded `q` filled from the records an index whose first key `q`'s filter
+/// bounds gives as the only ones that can match (core::span_plan), when they are at most
+/// `max_reads`: its count and rows by one pass over those records on this thread, whatever the
+/// window's sort. nullptr when no index gives so few.
+std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
+                                                     std::size_t max_reads);
+
+/// The index that would answer `q`'s filter: the sort, ascending, on the first top-level field
+/// the filter bounds (filter::range_on) that no index of `ds` leads with, built, being built,
+/// or to be built after a running pass. nullopt when there is no such field.
+std::optional<core::sort_spec> field_index_for(const dataset_state& ds, const core::bound_query& q);
+
+/// After the pass `pass` (which carried then_index), takes the index on its field that the
+/// loader thread is now building from the same records as a build of `ds` (for_filter), with
+/// the pass's journal: when no index leads with the field nor is coming, and index_room makes
+/// room for it. Otherwise the index is freed on a loader thread when it comes. Such an index is
+/// an index like a sort's: it counts against `max` and goes after unitIdleMs without serving a
+/// count or a window's rows (known_count, window_from_spans).
+void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max);
 
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
 /// `window`: a bounded query's window already filled (make_window), else made here.
@@ -406,14 +448,19 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
 /// back (on_scan_done): the count becomes a kept count, and the query opens from the matches.
 /// A pass starts at once while fewer than max_scans_running of the dataset run, else when one
 /// ends (launch_scans), in the order they were asked for.
-void scan_for(shard_ptr self, subscribe_msg& m);
+/// `then_index`: an index for the loader thread to build from the same records once the pass
+/// is done (adopt_field_index); dropped when the pass starts if one leading with that field is
+/// coming by then, or there can be no room for it.
+void scan_for(shard_ptr self, subscribe_msg& m,
+              std::optional<core::sort_spec> then_index = std::nullopt);
 
 /// Starts the passes of `ds` waiting in line while fewer than max_scans_running run; a pass
 /// whose subscriptions all left meanwhile is dropped.
 void launch_scans(shard_ptr self, const std::string& dataset, dataset_state& ds);
 
 /// Takes the build or pass `key` out of `jobs` of `dataset` as its loader thread finished it;
-/// nullopt when it is no longer there (the unit was handed over meanwhile).
+/// nullopt when it is no longer there (the unit was handed over meanwhile, or a filter's field
+/// index was not taken or gave way: on_index_built also checks the build's number).
 std::optional<index_build> take_job(shard_state& st, const std::string& dataset,
                                     std::map<std::string, index_build> dataset_state::*jobs,
                                     const std::string& key);

@@ -128,6 +128,10 @@ std::string prometheus_metrics(server_context& ctx) {
   w.gauge("weir_dataset_passes_running",
           "Filter passes on loader threads now (one per dataset at most; the others wait).",
           s.filter_passes_running);
+  w.gauge(
+      "weir_dataset_index_builds_running",
+      "Index builds on loader threads now (a new sort's, or a filtered field's after its pass).",
+      s.index_builds_running);
   w.gauge("weir_store_queue_depth", "Write batches queued for the store or being committed.",
           s.store_queued);
   const auto& t = ctx.traffic;

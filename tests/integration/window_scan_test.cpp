@@ -2,9 +2,11 @@
 // sort, or none at all), on a dataset large enough that the walk would hold the unit's writes
 // (from 16,384 records): its rows are found by a pass over the records on a loader thread
 // (weir_dataset_passes_total{kind="filter"}), exact with the writes published meanwhile, and it
-// goes on from there like any window. A window whose matches lie near the start of its sort
-// opens in place, without a pass. An unbounded query's first result on such a dataset comes
-// from a pass too.
+// goes on from there like any window. When its filter bounds a field no index leads with
+// ({"tag": "late"}), an index on that field is built after the pass (kind="index"), and later
+// filters on that field read their counts and matches from its ranks. A window whose matches
+// lie near the start of its sort opens in place. An unbounded query's first result on such a
+// dataset comes from a pass too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,58 +89,107 @@ class WindowScan : public ::testing::Test {
     }
   }
 
+  /// Opens a window of three sorted by `n` with `filter` while early records turn late
+  /// (flip_while_opening), and waits until it holds r5, r6 and r7, as a window that missed no
+  /// flip does. Returns how many turned.
+  int open_first_three_while_flipping(const std::string& filter) {
+    std::atomic<bool> go{false}, opened{false};
+    int flipped = 0;
+    std::thread writer([&] { flip_while_opening(go, opened, flipped); });
+    go = true;
+    windowed_stream s{
+        port, "t", "object",
+        R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,"filter":)" + filter + "}"};
+    EXPECT_EQ(s.status(), 200u) << s.client().response().body;
+    if (s.status() == 200u) {
+      s.open(30s);
+    }
+    opened = true;
+    writer.join();
+    const std::vector<std::string> want{"r5", "r6", "r7"};
+    for (auto deadline = std::chrono::steady_clock::now() + 10s;
+         s.status() == 200u && ids_of(s.window()) != want &&
+         std::chrono::steady_clock::now() < deadline;) {
+      if (auto f = s.next(500ms)) {
+        s.apply(*f);
+      }
+    }
+    EXPECT_EQ(ids_of(s.window()), want);
+    return flipped;
+  }
+
+  /// Opens eight windows of two sorted by `n`, each with the filter {"tag": <tag>, "n": {"$ne":
+  /// one of the late ones}, "k": {"$ne": k}} (matches far down the sort), at once from as many
+  /// connections, and checks each opens on exactly its first two matches.
+  void open_eight_far_filters_at_once(const std::string& tag) {
+    constexpr int windows = 8;
+    std::vector<std::unique_ptr<windowed_stream>> streams(windows);
+    std::vector<std::thread> openers;
+    for (int k = 0; k < windows; ++k) {
+      openers.emplace_back([&, k] {
+        auto s = std::make_unique<windowed_stream>(
+            port, "t", "object",
+            R"({"objectId":"c","dataset":"items","sort":["n"],"limit":2,"filter":{"tag":)" + tag +
+                R"(,"n":{"$ne":)" + std::to_string(late_from + k % 10) + R"(},"k":{"$ne":)" +
+                std::to_string(k) + "}}}");
+        if (s->status() == 200u) {
+          s->open(30s);
+        }
+        streams[static_cast<std::size_t>(k)] = std::move(s);
+      });
+    }
+    for (auto& t : openers) {
+      t.join();
+    }
+    for (int k = 0; k < windows; ++k) {
+      auto& s = *streams[static_cast<std::size_t>(k)];
+      ASSERT_EQ(s.status(), 200u) << s.client().response().body;
+      std::vector<std::string> want;
+      for (int i = late_from; want.size() < 2; ++i) {
+        if (i != late_from + k % 10) {
+          want.push_back("r" + std::to_string(i));
+        }
+      }
+      EXPECT_EQ(ids_of(s.window()), want) << "window " << k;
+    }
+  }
+
   temp_dir dir;
   std::unique_ptr<app::node> node;
   std::uint16_t port = 0;
 };
 
+// Filters that bound no field ($ne, $exists): no index can say where their matches are.
 TEST_F(WindowScan, MatchesFarDownTheSortAreFoundByAPassThatTakesTheWritesMadeMeanwhile) {
   const double before = passes(port, "filter");
   // Early records turn late (r5, r6, …) from before the subscribe until after its window
   // opened, so some are published while the pass runs: each sorts before every match the pass
   // can have found, so a pass that missed one would open on the wrong rows.
-  std::atomic<bool> go{false}, opened{false};
-  int flipped = 0;
-  std::thread writer([&] { flip_while_opening(go, opened, flipped); });
-  go = true;
-  windowed_stream s{port, "t", "object",
-                    R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
-                    R"("filter":{"tag":"late"}})"};
-  ASSERT_EQ(s.status(), 200u) << s.client().response().body;
-  s.open(30s);
-  opened = true;
-  writer.join();
-  const std::vector<std::string> want{"r5", "r6", "r7"};
-  for (auto deadline = std::chrono::steady_clock::now() + 10s;
-       ids_of(s.window()) != want && std::chrono::steady_clock::now() < deadline;) {
-    if (auto f = s.next(500ms)) {
-      s.apply(*f);
-    }
-  }
-  EXPECT_EQ(ids_of(s.window()), want);
+  const int flipped = open_first_three_while_flipping(R"({"tag":{"$ne":"early"}})");
   EXPECT_EQ(passes(port, "filter"), before + 1);
   // The pass's count was kept, with every flip in it: a page with its total whose rows (and
   // look-ahead) lie among the flipped records opens without another pass.
   auto page = windowed_query(port, "t", "object",
                              R"({"objectId":"c","dataset":"items","sort":["n"],"limit":1,)"
-                             R"("offset":1,"includeTotal":true,"filter":{"tag":"late"}})");
+                             R"("offset":1,"includeTotal":true,"filter":{"tag":{"$ne":"early"}}})");
   ASSERT_EQ(page.status, 200u) << page.body;
   auto body = page.json().as_object();
   EXPECT_EQ(body["total"].to_number<int>(), seeded - late_from + flipped) << flipped << " flips";
   EXPECT_EQ(ids_of(by_record_id(body["records"])), std::vector<std::string>{"r6"});
   EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(passes(port, "index"), 1);
 }
 
 TEST_F(WindowScan, AFilterMatchingNothingOpensEmptyAndTakesItsFirstMatch) {
   const double before = passes(port, "filter");
   windowed_stream s{port, "t", "object",
                     R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
-                    R"("filter":{"tag":"none"}})"};
+                    R"("filter":{"tag":{"$exists":false}}})"};
   ASSERT_EQ(s.status(), 200u) << s.client().response().body;
   s.open(30s);
   EXPECT_TRUE(s.window().empty());
   EXPECT_EQ(passes(port, "filter"), before + 1);
-  put_record(port, "t", "c", "items", "r20000", R"({"n":20000,"tag":"none"})");
+  put_record(port, "t", "c", "items", "r20000", R"({"n":20000})");
   for (auto deadline = std::chrono::steady_clock::now() + 10s;
        s.window().empty() && std::chrono::steady_clock::now() < deadline;) {
     if (auto f = s.next(500ms)) {
@@ -189,40 +240,74 @@ TEST_F(WindowScan, ManyFiltersOpenedTogetherWaitInLineForTheirPassesAndAllOpen) 
   // Eight windows with eight different filters, all far down the sort, asked for at once from
   // as many connections: a dataset runs one pass at a time and the rest wait in line (each pass
   // holds a copy of the dataset's record references); every window opens, exact.
-  constexpr int windows = 8;
   const double before = passes(port, "filter");
-  std::vector<std::unique_ptr<windowed_stream>> streams(windows);
-  std::vector<std::thread> openers;
-  for (int k = 0; k < windows; ++k) {
-    openers.emplace_back([&, k] {
-      auto s = std::make_unique<windowed_stream>(
-          port, "t", "object",
-          R"({"objectId":"c","dataset":"items","sort":["n"],"limit":2,)"
-          R"("filter":{"tag":"late","n":{"$ne":)" +
-              std::to_string(late_from + k % 10) + R"(},"k":{"$ne":)" + std::to_string(k) + "}}}");
-      if (s->status() == 200u) {
-        s->open(30s);
-      }
-      streams[static_cast<std::size_t>(k)] = std::move(s);
-    });
-  }
-  for (auto& t : openers) {
-    t.join();
-  }
-  for (int k = 0; k < windows; ++k) {
-    auto& s = *streams[static_cast<std::size_t>(k)];
-    ASSERT_EQ(s.status(), 200u) << s.client().response().body;
-    std::vector<std::string> want;
-    for (int i = late_from; want.size() < 2; ++i) {
-      if (i != late_from + k % 10) {
-        want.push_back("r" + std::to_string(i));
-      }
-    }
-    EXPECT_EQ(ids_of(s.window()), want) << "window " << k;
-  }
-  EXPECT_EQ(passes(port, "filter"), before + windows);
+  open_eight_far_filters_at_once(R"({"$ne":"early"})");
+  EXPECT_EQ(passes(port, "filter"), before + 8);
   EXPECT_EQ(node->runtime().stats().filter_passes_peak, 1u);  // never two of one dataset at once
   EXPECT_EQ(node->runtime().stats().filter_passes_running, 0u);
+  EXPECT_EQ(passes(port, "index"), 1);  // no field is bounded: no field index
+}
+
+TEST_F(WindowScan, ManyFiltersOnOneFieldOpenedTogetherBuildItsIndexOnce) {
+  // The same eight windows with filters that bound `tag`: the first pass builds the index on
+  // `tag` after it, and the passes in line behind it build none of their own (each would be
+  // an O(N log N) build thrown away).
+  open_eight_far_filters_at_once(R"("late")");
+  EXPECT_EQ(passes(port, "index"), 2);  // `n`, and `tag` once
+  EXPECT_EQ(node->runtime().stats().filter_passes_peak, 1u);
+}
+
+TEST_F(WindowScan, AFilterOnAFieldNoIndexLeadsWithGetsAnIndexOnItSoLaterFiltersOnItOpenFromIt) {
+  const double before = passes(port, "filter");
+  // The first filter on `tag` opens from a pass, and the index on `tag` is built after it.
+  // Early records turn late meanwhile: the pass's and then the build's journal must bring each
+  // in, or the windows below would open on the wrong rows.
+  const int flipped = open_first_three_while_flipping(R"({"tag":"late"})");
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(passes(port, "index"), 2);  // `n`, then `tag` (started as the pass ended)
+  // A window does not wait for that build (it would take a pass meanwhile); these do.
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       node->runtime().stats().index_builds_running > 0 &&
+       std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(node->runtime().stats().index_builds_running, 0u);
+  const int late = seeded - late_from + flipped;
+  auto page = [&](const std::string& filter, int offset, int limit) {
+    auto r = windowed_query(port, "t", "object",
+                            R"({"objectId":"c","dataset":"items","sort":["n"],"includeTotal":true,)"
+                            R"("offset":)" +
+                                std::to_string(offset) + R"(,"limit":)" + std::to_string(limit) +
+                                R"(,"filter":)" + filter + "}");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    auto body = r.json().as_object();
+    return std::pair{body["total"].to_number<int>(), ids_of(by_record_id(body["records"]))};
+  };
+  // Rows far down the sort (past the flipped records): the walk of 16,384 entries would not
+  // reach them, and the index on `tag` says the only records that can match are the late ones,
+  // read here in `n` order.
+  EXPECT_EQ(page(R"({"tag":"late"})", flipped + 1, 2),
+            (std::pair{late, std::vector<std::string>{"r39991", "r39992"}}));
+  // A filter no index counts alone (two fields): its count and rows from the records in the
+  // runs an index gives.
+  EXPECT_EQ(page(R"({"tag":"late","n":{"$gte":39990}})", 0, 2),
+            (std::pair{seeded - late_from, std::vector<std::string>{"r39990", "r39991"}}));
+  // Other filters on `tag`, their counts from the index's ranks: no pass, no new index.
+  EXPECT_EQ(page(R"({"tag":"late"})", 1, 1), (std::pair{late, std::vector<std::string>{"r6"}}));
+  EXPECT_EQ(page(R"({"tag":{"$gte":"l","$lt":"m"}})", 0, 2),
+            (std::pair{late, std::vector<std::string>{"r5", "r6"}}));
+  EXPECT_EQ(page(R"({"tag":"none"})", 0, 2), (std::pair{0, std::vector<std::string>{}}));
+  EXPECT_EQ(page(R"({"tag":{"$regex":"^ear"}})", 0, 1),
+            (std::pair{late_from - flipped, std::vector<std::string>{"r0"}}));
+  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(passes(port, "index"), 2);
+  // Matches too many to read here, far down the sort: the count from the ranks, the rows from a
+  // pass (r5… turned late, so the 30,001st early record is r(30000 + flipped)).
+  EXPECT_EQ(page(R"({"tag":"early"})", 30000, 1),
+            (std::pair{late_from - flipped,
+                       std::vector<std::string>{"r" + std::to_string(30000 + flipped)}}));
+  EXPECT_EQ(passes(port, "filter"), before + 2);
+  EXPECT_EQ(passes(port, "index"), 2);
 }
 
 TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForLong) {
