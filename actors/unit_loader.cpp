@@ -2,6 +2,8 @@
 #include "actors/unit_loader.hpp"
 
 #include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -77,6 +79,10 @@ void unit_loader::stop() {
 }
 
 void unit_loader::run() {
+  // Unprivileged: a thread may always lower its own priority.
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
+    log::warn("could not lower a loader thread's CPU priority", {{"nice", nice}});
+  }
   for (;;) {
     job next;
     {

@@ -62,6 +62,11 @@ class unit_loader {
 
   /// Loader threads: bounded, so loads cannot take every core from the actors.
   static constexpr std::size_t threads = 2;
+  /// Their CPU priority below the actor and I/O threads' (a nice value, per thread): on a busy
+  /// core a unit load, an index build or a filter pass (hundreds of milliseconds at a million
+  /// records) gets about a tenth of what they get, so it delays no loaded unit's writes and
+  /// frames; on an idle core it runs at full speed.
+  static constexpr int nice = 10;
 
   /// Stops the threads; queued loads are dropped (their shards are being stopped too).
   void stop();
