@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "gateway/admin_stats.hpp"
+#include "gateway/hangup_read.hpp"
 #include "gateway/sse_head.hpp"
 #include "gateway/watched_write.hpp"
 
@@ -182,15 +183,8 @@ void admin_events_session::end(std::string closed_event) {
 }
 
 void admin_events_session::do_read() {
-  // Nothing is expected from the client; the pending read notices when it goes away.
-  stream_.async_read_some(asio::buffer(read_buf_),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (ec) {
-                              self->gone();
-                              return;
-                            }
-                            self->do_read();
-                          });
+  read_until_hangup(shared_from_this(), stream_, read_buf_,
+                    [](admin_events_session& s) { s.gone(); });
 }
 
 void admin_events_session::finish() {

@@ -12,6 +12,7 @@
 #include "actors/runtime.hpp"
 #include "core/hub_codec.hpp"
 #include "gateway/frame_batch.hpp"
+#include "gateway/hangup_read.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
@@ -24,12 +25,6 @@ namespace {
 constexpr std::string_view data_prefix = "data: ";
 constexpr std::string_view event_end = "\n\n";
 constexpr std::string_view crlf = "\r\n";
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 sse_hub_session::sse_hub_session(beast::tcp_stream&& stream, server_context& ctx,
@@ -280,68 +275,29 @@ void sse_hub_session::on_header(beast::error_code ec, std::size_t) {
 }
 
 void sse_hub_session::do_read() {
-  // Nothing is expected from the client; the pending read notices when it goes away and keeps
-  // this session alive meanwhile.
-  stream_.async_read_some(asio::buffer(read_buf_),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (ec) {
-                              self->closed_ = true;
-                              self->keep_alive_.cancel();
-                              self->cancel_timers();
-                              self->inbox_.close();
-                              if (!self->writing_) {
-                                self->queue_.clear();
-                              }
-                              return;
-                            }
-                            self->do_read();
-                          });
+  read_until_hangup(shared_from_this(), stream_, read_buf_, [](sse_hub_session& s) {
+    s.closed_ = true;
+    s.keep_alive_.cancel();
+    s.cancel_timers();
+    s.inbox_.close();
+    if (!s.writing_) {
+      s.queue_.clear();
+    }
+  });
 }
 
 void sse_hub_session::send(actors::outbound_frame frame) {
-  switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
-    case bounded_inbox::push_result::schedule:
-      if (lane_) {
-        lane_->ready(shared_from_this());
-      } else {
-        asio::post(stream_.get_executor(),
-                   beast::bind_front_handler(&sse_hub_session::drain_inbox, shared_from_this()));
-      }
-      break;
-    case bounded_inbox::push_result::overflow:
-      close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
-      break;
-    case bounded_inbox::push_result::lagged:
-      asio::post(stream_.get_executor(),
-                 beast::bind_front_handler(&sse_hub_session::lagged, shared_from_this()));
-      break;
-    case bounded_inbox::push_result::queued:
-    case bounded_inbox::push_result::closed:
-    case bounded_inbox::push_result::dropped:
-      break;
-  }
+  push_frame(std::move(frame));
 }
 
-void sse_hub_session::drain_inbox() {
-  auto batch = inbox_.drain();
-  for (auto& f : batch) {
-    if (closing_ || closed_) {
-      return;
+bool sse_hub_session::admit(const actors::outbound_frame& f) {
+  if (awaiting_baseline_) {
+    if (!f.baseline) {
+      return false;  // older than the baseline on its way
     }
-    if (awaiting_baseline_) {
-      if (!f.baseline) {
-        continue;  // older than the baseline on its way
-      }
-      awaiting_baseline_ = false;
-    }
-    enqueue(std::move(f));
+    awaiting_baseline_ = false;
   }
-}
-
-void sse_hub_session::take_frames() {
-  taking_ = true;
-  drain_inbox();
-  taking_ = false;
+  return true;
 }
 
 void sse_hub_session::flush() {
@@ -385,11 +341,6 @@ void sse_hub_session::enqueue(actors::outbound_frame f) {
       // stream's frame over max_outbound_frame_bytes ends it the same way.)
       close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
       break;
-  }
-}
-
-void sse_hub_session::do_write() {
-  while (write_batch()) {
   }
 }
 
@@ -439,36 +390,19 @@ bool sse_hub_session::write_batch() {
     pieces.front() = asio::buffer(size_line, static_cast<std::size_t>(n));
     pieces.push_back(asio::buffer(crlf.data(), crlf.size()));
   }  // else: an HTTP/1.0 body is the events themselves (the first piece stays empty)
-  writing_ = true;
-  beast::error_code ec;
-  if (!send_or_keep(stream_.socket(), pieces, unsent_, size_line, static_cast<std::size_t>(n),
-                    ec)) {
-    // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
-    // new socket's buffer): the rest goes out as it drains; the size line leaves the stack.
-    watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
-    return false;
-  }
-  return wrote(ec);
+  // The size line leaves the stack: send_batch copies what the socket does not take at once.
+  return send_batch(pieces, size_line, static_cast<std::size_t>(n));
 }
 
-void sse_hub_session::on_write(beast::error_code ec, std::size_t) {
-  if (wrote(ec)) {
-    do_write();
-  }
+void sse_hub_session::lost() {
+  closed_ = true;
+  keep_alive_.cancel();
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
 }
 
 bool sse_hub_session::wrote(beast::error_code ec) {
-  writing_ = false;
-  unsent_.release();
-  if (ec) {
-    closed_ = true;
-    keep_alive_.cancel();
-    stream_.socket().close(ec);
-    return false;
-  }
-  queue_.finish_batch();
-  if (closed_) {
-    queue_.clear();
+  if (!end_batch(ec)) {
     return false;
   }
   if (closing_) {
@@ -552,15 +486,6 @@ void sse_hub_session::finish() {
   });
 }
 
-void sse_hub_session::watch(std::vector<asio::const_buffer>& pieces,
-                            std::function<void(beast::error_code)> done) {
-  if (!watched_) {
-    watched_ = std::make_unique<watched_write>(stream_.get_executor());
-  }
-  watched_->start(stream_.socket(), pieces, ctx_.opts.send_stall, shared_from_this(),
-                  std::move(done));
-}
-
 void sse_hub_session::end_unauthorized() {
   if (closing_ || closed_) {
     return;
@@ -598,14 +523,6 @@ void sse_hub_session::arm_keep_alive() {
     return;  // a direct stream carries QueryResults only (§10)
   }
   keep_alive_.wrote(std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms}, this);
-}
-
-void sse_hub_session::keep_alive_ping() {
-  // §6: on SSE the keep-alive is an ordinary data frame carrying a JSON Ping.
-  enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
-  if (conn_) {
-    conn_.note_ping_sent();
-  }
 }
 
 }  // namespace weir::gateway

@@ -19,6 +19,7 @@
 #include "gateway/bounded_inbox.hpp"
 #include "gateway/credential_expiry.hpp"
 #include "gateway/delivery_lane.hpp"
+#include "gateway/hub_outbound.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/server_context.hpp"
@@ -29,7 +30,7 @@ namespace weir::gateway {
 
 class sse_hub_session : public actors::frame_sink,
                         public closable,
-                        public lane_member,
+                        public hub_outbound<sse_hub_session>,
                         public std::enable_shared_from_this<sse_hub_session> {
  public:
   sse_hub_session(beast::tcp_stream&& stream, server_context& ctx, std::string remote,
@@ -57,8 +58,7 @@ class sse_hub_session : public actors::frame_sink,
   std::size_t queued_bytes() const override { return queue_.bytes(); }
   std::string_view client() const override { return remote_; }
   std::string_view correlation() const override { return correlation_id_; }
-  // lane_member (the I/O thread's delivery_lane)
-  void take_frames() override;
+  // lane_member (the I/O thread's delivery_lane; take_frames is hub_outbound's)
   void flush() override;
 
   /// The protocol side; null until admitted.
@@ -77,12 +77,15 @@ class sse_hub_session : public actors::frame_sink,
   void write_stream_header();
   void on_header(beast::error_code ec, std::size_t n);
   void do_read();
-  void drain_inbox();
+  // hub_outbound's hooks
+  friend class hub_outbound<sse_hub_session>;
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+  tcp::socket& socket() { return stream_.socket(); }
+  /// After a lag, frames older than the baseline on its way are dropped.
+  bool admit(const actors::outbound_frame& f);
+  /// The peer is gone (a write failed): the stream ends without a last chunk.
+  void lost();
   void enqueue(actors::outbound_frame f);
-  void do_write();
-  void on_write(beast::error_code ec, std::size_t n);
-  /// Writes `pieces` as the socket drains (watched_write); `done` on the session's thread.
-  void watch(std::vector<asio::const_buffer>& pieces, std::function<void(beast::error_code)> done);
   /// Starts one batch: true when it went out at once and more may wait.
   bool write_batch();
   /// A batch went out (or failed): true when the writing goes on.
@@ -101,7 +104,6 @@ class sse_hub_session : public actors::frame_sink,
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
   bool keep_alive_writing() const { return writing_; }
-  void keep_alive_ping();
 
   beast::tcp_stream stream_;
   server_context& ctx_;
@@ -118,15 +120,7 @@ class sse_hub_session : public actors::frame_sink,
   std::optional<http::response_serializer<http::empty_body>> serializer_;
   std::array<char, 512> read_buf_{};
 
-  bounded_inbox inbox_;                             // actors → the session's I/O thread
-  delivery_lane* lane_ = delivery_lane::current();  // this I/O thread's (null: post instead)
-  bool taking_ = false;  // take_frames() is queueing: the lane writes afterwards
-
-  outbound_queue queue_;
   bool header_done_ = false;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool closed_ = false;
   bool chunked_ = true;              // HTTP/1.1: chunked body; HTTP/1.0: the body is the connection
   bool finish_after_queue_ = false;  // closing, but what is queued still goes out first
   bool awaiting_baseline_ = false;   // a state stream lagged: frames wait for the baseline
@@ -140,11 +134,6 @@ class sse_hub_session : public actors::frame_sink,
     bool baseline_queued = false;  // a STATE_SNAPSHOT reached the queue
   };
   std::unique_ptr<agent_run_state> run_;
-  // The batch being written: its frames stay at the queue's front until the write completes.
-  unsent_batch unsent_;  // the rest of a batch the socket did not take at once
-  /// Writes what the socket did not take at once, dropping a peer that takes nothing for
-  /// http.sendStallTimeoutMs. Made on the first such write: most streams never need it.
-  std::unique_ptr<watched_write> watched_;
   std::vector<asio::const_buffer> last_pieces_;  // the last chunk, for watched_
   keep_alive_timer keep_alive_;
 };

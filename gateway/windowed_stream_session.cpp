@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "gateway/hangup_read.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/sse_head.hpp"
 #include "gateway/watched_write.hpp"
@@ -269,15 +270,8 @@ void windowed_stream_session::on_closed(std::string reason) {
 }
 
 void windowed_stream_session::do_read() {
-  // Nothing is expected from the client; the pending read notices when it goes away.
-  stream_.async_read_some(asio::buffer(read_buf_),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (ec) {
-                              self->gone();
-                              return;
-                            }
-                            self->do_read();
-                          });
+  read_until_hangup(shared_from_this(), stream_, read_buf_,
+                    [](windowed_stream_session& s) { s.gone(); });
 }
 
 void windowed_stream_session::gone() {

@@ -39,12 +39,6 @@ asio::io_context::executor_type io_executor_of(tcp::socket& s) {
   return *ex;
 }
 
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 ws_hub_session::ws_hub_session(tcp::socket&& socket, server_context& ctx,
@@ -408,40 +402,7 @@ void ws_hub_session::lost() {
 }
 
 void ws_hub_session::send(actors::outbound_frame frame) {
-  switch (inbox_.push(std::move(frame), ctx_.rt.hub())) {
-    case bounded_inbox::push_result::schedule:
-      if (lane_) {
-        lane_->ready(shared_from_this());
-      } else {
-        asio::post(exec_,
-                   beast::bind_front_handler(&ws_hub_session::drain_inbox, shared_from_this()));
-      }
-      break;
-    case bounded_inbox::push_result::overflow:
-      close_at(bound_close::outbound_queue_full, 1013, "Outbound queue full");
-      break;
-    case bounded_inbox::push_result::queued:
-    case bounded_inbox::push_result::closed:
-    case bounded_inbox::push_result::lagged:  // resync mode only (state streams, on SSE)
-    case bounded_inbox::push_result::dropped:
-      break;
-  }
-}
-
-void ws_hub_session::drain_inbox() {
-  auto batch = inbox_.drain();
-  for (auto& f : batch) {
-    if (closing_ || closed_) {
-      return;
-    }
-    enqueue(std::move(f));
-  }
-}
-
-void ws_hub_session::take_frames() {
-  taking_ = true;
-  drain_inbox();
-  taking_ = false;
+  push_frame(std::move(frame));
 }
 
 void ws_hub_session::flush() {
@@ -470,11 +431,6 @@ void ws_hub_session::enqueue(actors::outbound_frame f) {
       // and it reconnects to a fresh baseline (arc-hub §9).
       start_close(1013, "Outbound queue full", bound_close::outbound_queue_full);
       break;
-  }
-}
-
-void ws_hub_session::do_write() {
-  while (write_batch()) {
   }
 }
 
@@ -521,35 +477,12 @@ bool ws_hub_session::write_batch() {
     }
     return false;
   }
-  writing_ = true;
-  beast::error_code ec;
-  if (!send_or_keep(sock_, pieces, unsent_, headers.data(),
-                    static_cast<std::size_t>(header - headers.data()), ec)) {
-    // The socket's send buffer is full (a client that reads slowly, or a frame larger than a
-    // new socket's buffer): the rest goes out as it drains.
-    watch(unsent_.pieces, [this](beast::error_code ec) { on_write(ec, 0); });
-    return false;
-  }
-  return wrote(ec);
-}
-
-void ws_hub_session::on_write(beast::error_code ec, std::size_t) {
-  if (wrote(ec)) {
-    do_write();
-  }
+  return send_batch(pieces, headers.data(), static_cast<std::size_t>(header - headers.data()));
 }
 
 bool ws_hub_session::wrote(beast::error_code ec) {
-  writing_ = false;
   control_in_flight_.clear();
-  unsent_.release();
-  if (ec) {
-    lost();
-    return false;
-  }
-  queue_.finish_batch();
-  if (closed_) {
-    queue_.clear();
+  if (!end_batch(ec)) {
     return false;
   }
   if (closing_) {
@@ -616,26 +549,11 @@ ws_hub_session::closing_parts& ws_hub_session::closing_state() {
   return *closing_parts_;
 }
 
-void ws_hub_session::watch(std::vector<asio::const_buffer>& pieces,
-                           std::function<void(beast::error_code)> done) {
-  if (!watched_) {
-    watched_ = std::make_unique<watched_write>(exec_);
-  }
-  watched_->start(sock_, pieces, ctx_.opts.send_stall, shared_from_this(), std::move(done));
-}
-
 void ws_hub_session::arm_keep_alive() {
   if (direct_) {
     return;  // the hub's keep-alive Ping is not part of the direct protocol (§10)
   }
   keep_alive_.wrote(std::chrono::milliseconds{ctx_.rt.hub().keep_alive_interval_ms}, this);
-}
-
-void ws_hub_session::keep_alive_ping() {
-  enqueue(actors::outbound_frame::text(core::encode_ping(unix_ms())));
-  if (conn_) {
-    conn_.note_ping_sent();
-  }
 }
 
 void ws_hub_session::close(std::uint16_t code, std::string reason) {

@@ -18,6 +18,7 @@
 #include "gateway/bounded_inbox.hpp"
 #include "gateway/credential_expiry.hpp"
 #include "gateway/delivery_lane.hpp"
+#include "gateway/hub_outbound.hpp"
 #include "gateway/keep_alive_timer.hpp"
 #include "gateway/outbound_queue.hpp"
 #include "gateway/request_identity.hpp"
@@ -29,7 +30,7 @@ namespace weir::gateway {
 
 class ws_hub_session : public actors::frame_sink,
                        public closable,
-                       public lane_member,
+                       public hub_outbound<ws_hub_session>,
                        public std::enable_shared_from_this<ws_hub_session> {
  public:
   /// `correlation_id` goes on the 101 answer as X-Correlation-ID; `id` is who upgrades (a caller
@@ -53,8 +54,7 @@ class ws_hub_session : public actors::frame_sink,
   std::size_t queued_bytes() const override { return queue_.bytes(); }
   std::string_view client() const override { return remote_; }
   std::string_view correlation() const override { return correlation_id_; }
-  // lane_member (the I/O thread's delivery_lane)
-  void take_frames() override;
+  // lane_member (the I/O thread's delivery_lane; take_frames is hub_outbound's)
   void flush() override;
 
  private:
@@ -67,17 +67,18 @@ class ws_hub_session : public actors::frame_sink,
   bool parse_frames();
   void on_message(std::string text);
   void lost();
-  void drain_inbox();
+  // hub_outbound's hooks
+  friend class hub_outbound<ws_hub_session>;
+  const asio::io_context::executor_type& executor() const { return exec_; }
+  tcp::socket& socket() { return sock_; }
+  static bool admit(const actors::outbound_frame&) { return true; }
+  static void lagged() {}  // the inbox resyncs state streams only, which are SSE's
   void enqueue(actors::outbound_frame f);
-  void do_write();
   /// Starts one batch: true when it went out at once and more waits.
   bool write_batch();
-  void on_write(beast::error_code ec, std::size_t n);
   /// A batch went out (or failed): true when more waits to be written.
   bool wrote(beast::error_code ec);
   void write_close();
-  /// Writes `pieces` as the socket drains (watched_write); `done` on the session's thread.
-  void watch(std::vector<asio::const_buffer>& pieces, std::function<void(beast::error_code)> done);
   /// Decides the close (once: later calls do nothing). `bound`: the close is at that bound,
   /// counted in /metrics' weir_closes_total only here, where it is decided.
   void start_close(std::uint16_t code, std::string reason,
@@ -89,7 +90,6 @@ class ws_hub_session : public actors::frame_sink,
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
   bool keep_alive_writing() const { return writing_; }
-  void keep_alive_ping();
   void end_unauthorized();
 
   /// What only the upgrade needs: Beast writes the 101, then hands the socket over.
@@ -124,11 +124,6 @@ class ws_hub_session : public actors::frame_sink,
   std::unique_ptr<direct_target> direct_;  // a direct socket's target (rare: kept off the session)
   std::unique_ptr<actors::direct_query> direct_query_;
 
-  // Cross-thread inbox: actors push, the I/O thread drains. One hand-off per burst, not per frame.
-  bounded_inbox inbox_;                             // actors → the session's I/O thread
-  delivery_lane* lane_ = delivery_lane::current();  // this I/O thread's (null: post instead)
-  bool taking_ = false;  // take_frames() is queueing: the lane writes afterwards
-
   // State of the session's I/O thread only.
   std::string rbuf_;     // received bytes of an incomplete frame
   std::string message_;  // a fragmented message being reassembled
@@ -137,16 +132,8 @@ class ws_hub_session : public actors::frame_sink,
   bool discard_input_ = false;           // after a protocol error or the peer's close
   std::uint32_t inbound_this_wake_ = 0;  // messages taken since the socket became readable
   bool peer_closed_ = false;
-  outbound_queue queue_;
   std::string control_out_;        // the Pong to the latest Ping, for the next write (one)
   std::string control_in_flight_;  // the Pong in the write in flight
-  unsent_batch unsent_;            // the rest of a batch the socket did not take at once
-  /// Writes what the socket did not take at once, dropping a peer that takes nothing for
-  /// http.sendStallTimeoutMs. Made on the first such write: most connections never need it.
-  std::unique_ptr<watched_write> watched_;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool closed_ = false;
   bool close_sent_ = false;
   bool accepted_ = false;  // until the handshake is written, a close must wait for it
   std::uint16_t close_code_ = 1000;
