@@ -401,6 +401,13 @@ const core::first_matches* located_for(const dataset_state& ds, const core::boun
 std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
                                                const core::bound_query& q, std::size_t max_reads);
 
+/// The records an index whose first key `where` bounds gives as the only ones that can match
+/// (core::span_plan), from the index whose runs hold the fewest, when they are at most
+/// `max_reads` (marking that index used). nullopt when no index gives so few.
+std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
+                                                              const core::filter& where,
+                                                              std::size_t max_reads);
+
 /// The window of bounded `q` filled from the records an index whose first key `q`'s filter
 /// bounds gives as the only ones that can match (core::span_plan), when they are at most
 /// `max_reads`: its count and rows by one pass over those records on this thread, whatever the

@@ -143,14 +143,15 @@ std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_ty
   return window;
 }
 
-std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
-                                                     std::size_t max_reads) {
+std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
+                                                              const core::filter& where,
+                                                              std::size_t max_reads) {
   // The index whose runs hold the fewest records, if any holds at most max_reads.
   index_entry* best = nullptr;
   std::vector<core::rank_span> best_spans;
   std::size_t best_n = max_reads + 1;
   for (auto& [k, ie] : ds.indexes) {
-    auto plan = core::span_plan::make(q.where, ie.idx->spec());
+    auto plan = core::span_plan::make(where, ie.idx->spec());
     if (!plan) {
       continue;
     }
@@ -166,9 +167,8 @@ std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const co
     }
   }
   if (!best) {
-    return nullptr;
+    return std::nullopt;
   }
-  // Every record that can match lies in the runs: a pass over them alone is a whole pass.
   std::vector<record_ptr> records;
   records.reserve(best_n);
   for (const auto& sp : best_spans) {
@@ -178,11 +178,21 @@ std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const co
     }
   }
   if (best->views.empty()) {
-    best->unused_since = clock_type::now();
+    best->unused_since = clock_type::now();  // it serves queries: kept while it does
   }
+  return records;
+}
+
+std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
+                                                     std::size_t max_reads) {
+  auto records = records_that_can_match(ds, q.where, max_reads);
+  if (!records) {
+    return nullptr;
+  }
+  // Every record that can match is among them: a pass over them alone is a whole pass.
   auto want = static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) +
                                        std::min<std::uint64_t>(q.limit, max_scan_offset) + 1);
-  auto found = core::first_matches::scan(records, q.where, q.order, want);
+  auto found = core::first_matches::scan(*records, q.where, q.order, want);
   auto window = std::make_unique<core::window_view>(*ensure_index(ds, q.order).idx, q.where,
                                                     q.offset, q.limit, q.count);
   window->fill(found);
@@ -603,6 +613,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
       return;
     }
     std::unique_ptr<core::window_view> window;
+    std::optional<std::string> gathered_here;  // an unbounded result read here from an index
     if (q.bounded()) {
       auto& ds = st.data[q.dataset];
       auto key = sort_text(q.order);
@@ -644,12 +655,23 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
     } else if (auto& ds = st.data[q.dataset]; !q.single_id && !q.where.matches_all() &&
                                               ds.records.size() >= build_elsewhere_from &&
                                               !ds.gathered.count(q.where_text)) {
-      // An unbounded query's first result on a large dataset: its filter evaluated on every
-      // record by a pass on a loader thread while the unit goes on serving.
-      scan_for(self, m);
-      return;
+      // An unbounded query's first result on a large dataset: from the few records an index
+      // says alone can match, read here; else its filter evaluated on every record by a pass
+      // on a loader thread while the unit goes on serving (and, when the filter bounds a field
+      // no index leads with, that field's index built after it, as for a window).
+      auto records = records_that_can_match(ds, q.where, build_elsewhere_from);
+      if (!records) {
+        scan_for(self, m, field_index_for(ds, q));
+        return;
+      }
+      gathered_here = q.where_text;
+      ds.gathered[q.where_text] =
+          std::make_shared<core::all_matches>(core::all_matches::scan(*records, q.where));
     }
     auto [entry, snap] = open_view(st, m.query, std::move(window));
+    if (gathered_here) {
+      st.data[q.dataset].gathered.erase(*gathered_here);
+    }
     it = entry;
     it->second.actor =
         spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));

@@ -100,7 +100,8 @@ class sse_hub_session : public actors::frame_sink,
   void end_run();
   /// Stops the credential-expiry and run timers (their handlers hold the session).
   void cancel_timers();
-  // keep_alive_timer's questions and its action (§6).
+  // keep_alive_timer's questions (§6); its action, the Ping (on SSE an ordinary data event
+  // carrying the JSON Ping), is hub_outbound's keep_alive_ping.
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
   bool keep_alive_writing() const { return writing_; }

@@ -86,7 +86,7 @@ class ws_hub_session : public actors::frame_sink,
   /// close() from another thread, at a bound.
   void close_at(bound_close bound, std::uint16_t code, std::string reason);
   void arm_keep_alive();
-  // keep_alive_timer's questions and its action (§6).
+  // keep_alive_timer's questions (§6); its action, the Ping, is hub_outbound's keep_alive_ping.
   friend class keep_alive_timer;
   bool keep_alive_closed() const { return closing_ || closed_; }
   bool keep_alive_writing() const { return writing_; }

@@ -154,6 +154,17 @@ class WindowScan : public ::testing::Test {
     }
   }
 
+  /// Until no index build runs on the loader threads (its index is then in the unit's mailbox,
+  /// ahead of any later request).
+  void wait_for_index_builds() {
+    for (auto deadline = std::chrono::steady_clock::now() + 30s;
+         node->runtime().stats().index_builds_running > 0 &&
+         std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_EQ(node->runtime().stats().index_builds_running, 0u);
+  }
+
   temp_dir dir;
   std::unique_ptr<app::node> node;
   std::uint16_t port = 0;
@@ -234,6 +245,17 @@ TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesM
   }
   EXPECT_EQ(ids_of(s.window()), want);
   EXPECT_EQ(passes(port, "filter"), before + 1);
+  // The filter bounds `tag`: the index on it was built after the pass, and another unbounded
+  // query bounding `tag` reads its few records from it, without a pass.
+  EXPECT_EQ(passes(port, "index"), 2);
+  wait_for_index_builds();
+  windowed_stream again{
+      port, "t", "object",
+      R"({"objectId":"c","dataset":"items","filter":{"tag":{"$gte":"l","$lt":"m"}}})"};
+  ASSERT_EQ(again.status(), 200u) << again.client().response().body;
+  again.open(30s);
+  EXPECT_EQ(ids_of(again.window()), want);
+  EXPECT_EQ(passes(port, "filter"), before + 1);
 }
 
 TEST_F(WindowScan, ManyFiltersOpenedTogetherWaitInLineForTheirPassesAndAllOpen) {
@@ -266,12 +288,7 @@ TEST_F(WindowScan, AFilterOnAFieldNoIndexLeadsWithGetsAnIndexOnItSoLaterFiltersO
   EXPECT_EQ(passes(port, "filter"), before + 1);
   EXPECT_EQ(passes(port, "index"), 2);  // `n`, then `tag` (started as the pass ended)
   // A window does not wait for that build (it would take a pass meanwhile); these do.
-  for (auto deadline = std::chrono::steady_clock::now() + 30s;
-       node->runtime().stats().index_builds_running > 0 &&
-       std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_EQ(node->runtime().stats().index_builds_running, 0u);
+  wait_for_index_builds();
   const int late = seeded - late_from + flipped;
   auto page = [&](const std::string& filter, int offset, int limit) {
     auto r = windowed_query(port, "t", "object",
