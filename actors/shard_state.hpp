@@ -425,14 +425,17 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds, const co
 /// the pass's journal: when no index leads with the field nor is coming, and index_room makes
 /// room for it. Otherwise the index is freed on a loader thread when it comes. Such an index is
 /// an index like a sort's: it counts against `max` and goes after unitIdleMs without serving a
-/// count or a window's rows (known_count, window_from_spans).
+/// count, a window's rows or an unbounded query's (known_count, records_that_can_match).
 void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max);
 
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
 /// `window`: a bounded query's window already filled (make_window), else made here.
+/// `found_rows`: an unbounded query's rows already found (records_that_can_match), else taken from
+/// a pass (dataset_state::gathered) or read here.
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
     shard_state& st, const std::shared_ptr<const core::bound_query>& query,
-    std::unique_ptr<core::window_view> window = nullptr);
+    std::unique_ptr<core::window_view> window = nullptr,
+    std::vector<record_ptr>* found_rows = nullptr);
 
 /// The dataset's records as they are, for a loader thread. One pass, reserved, which the
 /// unit's writes wait for: from an index when the dataset has one (its leaves hold the records

@@ -257,7 +257,7 @@ void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max) {
 
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(
     shard_state& st, const std::shared_ptr<const core::bound_query>& query,
-    std::unique_ptr<core::window_view> window) {
+    std::unique_ptr<core::window_view> window, std::vector<record_ptr>* found_rows) {
   const auto& q = *query;
   auto it = st.views.emplace(q.key, view_entry{}).first;
   {
@@ -283,6 +283,8 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
             snap.rows.push_back(*r);
           }
         }
+      } else if (found_rows) {
+        snap.rows = std::move(*found_rows);  // read from an index's runs (handle_subscribe)
       } else if (auto g = ds.gathered.find(q.where_text); g != ds.gathered.end()) {
         snap.rows = g->second->rows();  // a pass found them (on_scan_done)
       } else {
@@ -613,7 +615,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
       return;
     }
     std::unique_ptr<core::window_view> window;
-    std::optional<std::string> gathered_here;  // an unbounded result read here from an index
+    std::optional<core::all_matches> found;  // an unbounded result read here from an index
     if (q.bounded()) {
       auto& ds = st.data[q.dataset];
       auto key = sort_text(q.order);
@@ -664,14 +666,10 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
         scan_for(self, m, field_index_for(ds, q));
         return;
       }
-      gathered_here = q.where_text;
-      ds.gathered[q.where_text] =
-          std::make_shared<core::all_matches>(core::all_matches::scan(*records, q.where));
+      found = core::all_matches::scan(*records, q.where);
     }
-    auto [entry, snap] = open_view(st, m.query, std::move(window));
-    if (gathered_here) {
-      st.data[q.dataset].gathered.erase(*gathered_here);
-    }
+    auto [entry, snap] =
+        open_view(st, m.query, std::move(window), found ? &found->rows() : nullptr);
     it = entry;
     it->second.actor =
         spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));
