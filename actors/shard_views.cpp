@@ -71,6 +71,28 @@ bool awaited_index(const dataset_state& ds, const std::string& sort_key) {
   return ds.handling && awaits(*ds.handling);
 }
 
+namespace {
+
+/// An index index_room may drop: no window reads it, and no subscription waits to.
+bool droppable(const dataset_state& ds, const std::string& key, const index_entry& ie) {
+  return ie.views.empty() && !awaited_index(ds, key);
+}
+
+/// A build index_room may drop: a filter's field index no window waits for (its index is
+/// discarded when it comes: on_index_built finds no build of its number).
+bool droppable(const index_build& b) {
+  return b.for_filter && b.waiting.empty();
+}
+
+/// The matches a pass (or a read of an index's runs) keeps for window `q`: its rows and its
+/// look-ahead past its offset; a deeper offset than max_scan_offset is walked from the last
+/// match kept (on the unit's thread, as any window's offset is).
+std::size_t rows_to_keep(const core::bound_query& q) {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) + q.limit + 1);
+}
+
+}  // namespace
+
 bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max) {
   auto key = sort_text(order);
   if (ds.indexes.count(key) || ds.building.count(key)) {
@@ -79,7 +101,7 @@ bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max
   while (ds.indexes.size() + ds.building.size() >= max) {
     auto unused = ds.indexes.end();
     for (auto it = ds.indexes.begin(); it != ds.indexes.end(); ++it) {
-      if (it->second.views.empty() && !awaited_index(ds, it->first) &&
+      if (droppable(ds, it->first, it->second) &&
           (unused == ds.indexes.end() || it->second.unused_since < unused->second.unused_since)) {
         unused = it;
       }
@@ -88,11 +110,8 @@ bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max
       ds.indexes.erase(unused);
       continue;
     }
-    // A filter's field index no window waits for gives way to a window's sort (its index is
-    // discarded when it comes: on_index_built finds no build of its number).
-    auto build = std::find_if(ds.building.begin(), ds.building.end(), [](const auto& kv) {
-      return kv.second.for_filter && kv.second.waiting.empty();
-    });
+    auto build = std::find_if(ds.building.begin(), ds.building.end(),
+                              [](const auto& kv) { return droppable(kv.second); });
     if (build == ds.building.end()) {
       return false;
     }
@@ -190,9 +209,7 @@ std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const co
     return nullptr;
   }
   // Every record that can match is among them: a pass over them alone is a whole pass.
-  auto want = static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) +
-                                       std::min<std::uint64_t>(q.limit, max_scan_offset) + 1);
-  auto found = core::first_matches::scan(*records, q.where, q.order, want);
+  auto found = core::first_matches::scan(*records, q.where, q.order, rows_to_keep(q));
   auto window = std::make_unique<core::window_view>(*ensure_index(ds, q.order).idx, q.where,
                                                     q.offset, q.limit, q.count);
   window->fill(found);
@@ -219,12 +236,9 @@ bool index_leads_with(const dataset_state& ds, const core::json_path& path) {
 bool room_possible(const dataset_state& ds, std::size_t max) {
   return ds.indexes.size() + ds.building.size() < max ||
          std::any_of(ds.indexes.begin(), ds.indexes.end(),
-                     [&](const auto& kv) {
-                       return kv.second.views.empty() && !awaited_index(ds, kv.first);
-                     }) ||
-         std::any_of(ds.building.begin(), ds.building.end(), [](const auto& kv) {
-           return kv.second.for_filter && kv.second.waiting.empty();
-         });
+                     [&](const auto& kv) { return droppable(ds, kv.first, kv.second); }) ||
+         std::any_of(ds.building.begin(), ds.building.end(),
+                     [](const auto& kv) { return droppable(kv.second); });
 }
 
 }  // namespace
@@ -400,12 +414,8 @@ void launch_scan(shard_ptr self, const std::string& dataset, dataset_state& ds, 
     std::shared_ptr<core::first_matches> found;
     std::shared_ptr<core::all_matches> all;
     if (q.bounded()) {
-      // The window's rows and its look-ahead, past its offset; a deeper offset than the bound
-      // is walked from the last match kept (on the unit's thread, as any window's offset is).
-      auto want = static_cast<std::size_t>(std::min<std::uint64_t>(q.offset, max_scan_offset) +
-                                           q.limit + 1);
       found = std::make_shared<core::first_matches>(
-          core::first_matches::scan(*records, q.where, q.order, want));
+          core::first_matches::scan(*records, q.where, q.order, rows_to_keep(q)));
     } else {
       all = std::make_shared<core::all_matches>(core::all_matches::scan(*records, q.where));
     }
