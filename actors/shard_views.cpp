@@ -304,8 +304,9 @@ std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> 
       } else {
         bool all = q.where.matches_all();
         snap.rows.reserve(all ? ds.records.size() : 0);
+        auto& reader = core::thread_doc_reader();
         for (const auto& r : ds.records) {
-          if (all || q.where.matches(core::thread_doc_reader().read(*r))) {
+          if (all || q.where.matches(reader.read_only(*r, q.where.fields()))) {
             snap.rows.push_back(r);
           }
         }

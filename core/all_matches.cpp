@@ -9,8 +9,9 @@ namespace weir::core {
 all_matches all_matches::scan(const std::vector<record_ptr>& records, filter where) {
   all_matches out{std::move(where)};
   auto& reader = thread_doc_reader();
+  const auto& fields = out.where_.fields();  // nothing else is parsed
   for (const auto& r : records) {
-    if (out.where_.matches(reader.read(*r))) {
+    if (out.where_.matches(reader.read_only(*r, fields))) {
       out.rows_.push_back(r);
     }
   }

@@ -140,16 +140,25 @@ bool regex_found(const boost::json::string& s, const boost::regex& re) {
   }
 }
 
-bool match_regex(const value* v, const boost::regex& re, bool contains) {
+// A "^literal" pattern (op::regex_prefix) is exactly a prefix test, which costs a comparison
+// where a search costs its setup (a pass evaluates it on every record).
+bool regex_found(const boost::json::string& s, const op& o) {
+  if (o.regex_prefix) {
+    return std::string_view{s}.starts_with(*o.regex_prefix);
+  }
+  return regex_found(s, o.regex);
+}
+
+bool match_regex(const value* v, const op& o, bool contains) {
   if (v == nullptr) {
     return false;
   }
   if (const auto* s = v->if_string()) {
-    return regex_found(*s, re);
+    return regex_found(*s, o);
   }
   if (const auto* arr = v->if_array(); arr != nullptr && contains) {
     for (const auto& e : *arr) {
-      if (const auto* s = e.if_string(); s != nullptr && regex_found(*s, re)) {
+      if (const auto* s = e.if_string(); s != nullptr && regex_found(*s, o)) {
         return true;
       }
     }
@@ -213,7 +222,7 @@ bool match_op(const value* v, const op& o, bool contains) {
     case op_kind::type:
       return match_type(v, static_cast<std::uint32_t>(o.number), contains);
     case op_kind::regex:
-      return match_regex(v, o.regex, contains);
+      return match_regex(v, o, contains);
     case op_kind::not_:
       return !match_ops(v, o.inner, contains);
     case op_kind::elem_match:

@@ -15,8 +15,21 @@ first_matches first_matches::scan(const std::vector<record_ptr>& records, filter
   auto& heap = out.rows_;
   heap.reserve(std::min(want, records.size()));
   auto& reader = thread_doc_reader();
+  // Only what the filter, the sort and the id tie-break read is parsed.
+  std::vector<std::string> fields = out.where_.fields();
+  auto note = [&](const std::string& f) {
+    if (std::find(fields.begin(), fields.end(), f) == fields.end()) {
+      fields.push_back(f);
+    }
+  };
+  for (const auto& p : spec.paths()) {
+    if (!p.empty()) {
+      note(p.segments().front());
+    }
+  }
+  note("id");
   for (const auto& r : records) {
-    const auto& doc = reader.read(*r);
+    const auto& doc = reader.read_only(*r, fields);
     if (!out.where_.matches(doc)) {
       continue;
     }

@@ -33,6 +33,8 @@ const char* skip_ws(const char* p, const char* end);
 const char* skip_value(const char* p, const char* end);
 /// Past the string starting at `p` (which is '"'), or nullptr.
 const char* skip_string(const char* p, const char* end);
+/// The same, and sets `escaped` when the string holds a backslash (leaves it otherwise).
+const char* skip_string(const char* p, const char* end, bool& escaped);
 }  // namespace json_scan_detail
 
 template <class Visit>

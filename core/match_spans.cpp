@@ -108,7 +108,7 @@ std::optional<std::uint64_t> count_by_ranks(const order_index<record_ptr>& idx, 
   auto& reader = thread_doc_reader();
   auto it = idx.select(arrays.first);
   for (std::size_t k = 0; k < arrays.size(); ++k, ++it) {
-    n += where.matches(reader.read(it.rec())) ? 1 : 0;
+    n += where.matches(reader.read_only(it.rec(), where.fields())) ? 1 : 0;
   }
   return n;
 }

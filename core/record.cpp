@@ -120,6 +120,111 @@ const boost::json::object& doc_reader::read(std::string_view json) {
   return value_->get_object();
 }
 
+const boost::json::object& doc_reader::read_only(const record& r,
+                                                 const std::vector<std::string>& keys) {
+  if (keys.size() <= max_keys) {
+    if (only_bytes_ > max_kept_bytes) {
+      only_ = boost::json::object{};  // let go of one large record's buffers
+    }
+    if (pick(r.json, keys)) {
+      return only_;
+    }
+  }
+  return read(r);
+}
+
+bool doc_reader::pick(std::string_view json, const std::vector<std::string>& keys) {
+  using namespace json_scan_detail;
+  const char* p = json.data();
+  const char* end = p + json.size();
+  p = skip_ws(p, end);
+  if (p == end || *p != '{') {
+    return false;
+  }
+  p = skip_ws(p + 1, end);
+  unsigned seen = 0;
+  only_bytes_ = 0;
+  if (p != end && *p == '}') {
+    p = nullptr;  // the empty object
+  }
+  while (p) {
+    if (p == end || *p != '"') {
+      return false;
+    }
+    bool escaped = false;
+    const char* k = skip_string(p, end, escaped);
+    if (!k || escaped) {
+      return false;  // an escaped name may spell a wanted one: only the parser unescapes
+    }
+    const std::string_view key{p + 1, static_cast<std::size_t>(k - p - 2)};
+    p = skip_ws(k, end);
+    if (p == end || *p != ':') {
+      return false;
+    }
+    p = skip_ws(p + 1, end);
+    escaped = false;
+    const char* v = *p == '"' ? skip_string(p, end, escaped) : skip_value(p, end);
+    if (!v) {
+      return false;
+    }
+    std::size_t i = 0;
+    while (i < keys.size() && keys[i] != key) {
+      ++i;
+    }
+    if (i < keys.size()) {
+      if (seen & (1U << i)) {
+        return false;  // which of the two counts is the parser's business
+      }
+      seen |= 1U << i;
+      const std::string_view text{p, static_cast<std::size_t>(v - p)};
+      only_bytes_ += text.size();
+      auto& slot = only_[key];  // kept from an earlier record when it had the member too
+      if (text.front() == '"' && !escaped) {
+        // A string without escapes is its own text (the stored text is valid UTF-8 JSON), and
+        // assigned into a string it reuses that string's buffer.
+        const boost::json::string_view chars{text.data() + 1, text.size() - 2};
+        if (auto* str = slot.if_string()) {
+          str->assign(chars);
+        } else {
+          slot = chars;
+        }
+      } else {
+        parser_.reset(only_.storage());
+        boost::system::error_code ec;
+        parser_.write(text.data(), text.size(), ec);
+        if (ec) {
+          return false;
+        }
+        slot = parser_.release();
+      }
+    }
+    p = skip_ws(v, end);
+    if (p == end) {
+      return false;
+    }
+    if (*p == '}') {
+      break;
+    }
+    if (*p != ',') {
+      return false;
+    }
+    p = skip_ws(p + 1, end);
+  }
+  // Members an earlier record (or an earlier caller's keys) left that this record lacks.
+  for (auto it = only_.begin(); it != only_.end();) {
+    std::size_t i = 0;
+    while (i < keys.size() && keys[i] != it->key()) {
+      ++i;
+    }
+    if (i < keys.size() && (seen & (1U << i))) {
+      ++it;
+    } else {
+      it = only_.erase(it);
+    }
+  }
+  return true;
+}
+
 doc_reader& thread_doc_reader() {
   thread_local doc_reader reader;
   return reader;

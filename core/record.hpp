@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
@@ -93,7 +94,28 @@ class doc_reader {
   const boost::json::object& read(const record& r) { return read(std::string_view{r.json}); }
   const boost::json::object& read(std::string_view json);
 
+  /// Only the top-level members of `r` whose names are in `keys`, as a document holding just
+  /// those (in the text's order), for a pass that evaluates one filter and sort on many
+  /// records: the other members' text is skipped, not parsed (a pass over a million records
+  /// of bench/window's shape spent most of its time parsing members no filter read;
+  /// docs/performance.md). Anything that reads only `keys` sees what it would see in the whole
+  /// document: the whole document is read instead when a member name has an escape, when a
+  /// wanted name appears twice, or when `keys` holds more than `max_keys` names. The document
+  /// stays valid until the next read_only() (or, when it fell back, the next read()).
+  const boost::json::object& read_only(const record& r, const std::vector<std::string>& keys);
+  static constexpr std::size_t max_keys = 8;
+
  private:
+  // The members of `json` named in `keys` into only_; false when the whole text must be read.
+  bool pick(std::string_view json, const std::vector<std::string>& keys);
+
+  // read_only's document, kept from record to record: a new two-member object cost about
+  // 100 ns (its table, a resource, the duplicate check), twice the scan for its members, where
+  // assigning into the members it already has costs a copy of their text.
+  boost::json::object only_;
+  std::size_t only_bytes_ = 0;                         // the text last read into only_
+  static constexpr std::size_t max_kept_bytes = 4096;  // past this, only_ is let go first
+
   unsigned char buf_[4096];
   // Rebuilt for every read: Boost 1.81's release() keeps the doubled size of the blocks it
   // allocated past the buffer, so a reused resource asked for ever larger blocks (seen as

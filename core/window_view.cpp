@@ -61,7 +61,7 @@ window_view::window_view(const index& idx, filter where, std::uint64_t offset, s
       count_(count) {}
 
 bool window_view::matches(const record& r) const {
-  return match_all_ || where_.matches(thread_doc_reader().read(r));
+  return match_all_ || where_.matches(thread_doc_reader().read_only(r, where_.fields()));
 }
 
 window_view::held_row window_view::make_row(const record_ptr& r) const {

@@ -363,6 +363,38 @@ TEST(Filter, NotRegex) {
   });
 }
 
+TEST(Filter, APrefixPatternMatchesAsTheSameRegexSearched) {
+  // "^literal" (no option but s) is tested as a prefix without the regex engine; "^(?:literal)"
+  // is the same pattern that the engine searches. Both must agree on strings around the
+  // literal, in arrays, and across line breaks.
+  const std::vector<std::string> literals{"", "a", "ab", "a b", "é", "#!", "a-b/c", "xx"};
+  const std::vector<std::string> values{
+      R"("")",         R"("a")",     R"("ab")",     R"("abc")", R"("ba")",      R"("a b c")",
+      R"("é!")",       R"("#!]")",   R"("a-b/cd")", R"("xxx")", "\"\\nab\"",    "\"x\\nab\"",
+      R"(["b","ab"])", R"(["b",7])", R"(7)",        R"(null)",  R"({"a":"ab"})"};
+  int prefix_tests = 0;
+  for (const auto& lit : literals) {
+    for (const char* options : {"", "s"}) {
+      auto spec = [&](const std::string& pattern) {
+        boost::json::object ops{{"$regex", pattern}};
+        if (*options) {
+          ops["$options"] = options;
+        }
+        return filter::parse(boost::json::object{{"v", ops}}).value();
+      };
+      auto fast = spec("^" + lit);
+      auto searched = spec("^(?:" + lit + ")");
+      EXPECT_TRUE(fast.range_on(json_path::parse("v").value())) << lit;  // it is a prefix
+      for (const auto& v : values) {
+        auto d = parse(R"({"v":)" + v + "}").as_object();
+        EXPECT_EQ(fast.matches(d), searched.matches(d)) << "^" << lit << " on " << v;
+        prefix_tests += fast.matches(d) ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(prefix_tests, 20);
+}
+
 TEST(Filter, RegexOverTheComplexityBoundIsNoMatch) {
   // Catastrophic backtracking on 40 x's: Boost.Regex gives up (throws) instead of running for
   // ever, and the filter reads that as no match.
