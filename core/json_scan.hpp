@@ -1,6 +1,7 @@
 // weir::core::json_scan — reads single fields out of a record's JSON text without building a
-// document: the id and the identity of a record being loaded, and the first sort key of every
-// record an index is built from. A million records are read this way at each unit load and
+// document: the id and the identity of a record being loaded, the first sort key of every
+// record an index is built from, and the members a pass's filter and sort read
+// (doc_reader::read_only). A million records are read this way at each unit load and
 // each new sort, and a DOM parse (168 ns for a 77-byte record, into a reused buffer) was most
 // of that time; skipping over the text to one value costs a fraction of it (measured in
 // tests/unit/core/json_scan_test.cpp's benchmark case). Anything unusual (a non-object, a

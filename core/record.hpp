@@ -95,13 +95,14 @@ class doc_reader {
   const boost::json::object& read(std::string_view json);
 
   /// Only the top-level members of `r` whose names are in `keys`, as a document holding just
-  /// those (in the text's order), for a pass that evaluates one filter and sort on many
-  /// records: the other members' text is skipped, not parsed (a pass over a million records
-  /// of bench/window's shape spent most of its time parsing members no filter read;
-  /// docs/performance.md). Anything that reads only `keys` sees what it would see in the whole
-  /// document: the whole document is read instead when a member name has an escape, when a
-  /// wanted name appears twice, or when `keys` holds more than `max_keys` names. The document
-  /// stays valid until the next read_only() (or, when it fell back, the next read()).
+  /// those (in no set order: what reads members by name cannot tell), for a pass that
+  /// evaluates one filter and sort on many records: the other members' text is skipped, not
+  /// parsed (a window's pass over a million of bench/window's records took 227 ms, median of
+  /// 5, and 163 ms this way; bench/window_engine, docs/performance.md). Anything that reads
+  /// only `keys` sees what it would see in the whole document: the whole document is read
+  /// instead when a member name has an escape, when a wanted name appears twice, or when
+  /// `keys` holds more than `max_keys` names. The document stays valid until the next
+  /// read_only() (or, when it fell back, the next read()).
   const boost::json::object& read_only(const record& r, const std::vector<std::string>& keys);
   static constexpr std::size_t max_keys = 8;
 
