@@ -150,8 +150,8 @@ std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_ty
     return window;
   }
   // Another window with the same filter (another page, another sort) or a kept count has the
-  // count already: counting again would evaluate the filter on every record (about 0.3 s at a
-  // million) for each page opened.
+  // count already: counting again would evaluate the filter on every record (a pass, 0.13-0.35 s
+  // at a million here, docs/performance.md) for each page opened.
   std::optional<std::uint64_t> known;
   if (q.count && !q.where.matches_all()) {
     known = known_count(ds, q);
@@ -659,8 +659,8 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
         if (!window) {
           // A pass on a loader thread. When the filter bounds a field no index leads with, the
           // loader thread then builds that field's index from the same records, so that later
-          // filters on the field read its ranks instead of every record (~0.3 s at 1M records
-          // for the pass; the build, 0.8-1.3 s, is not waited for).
+          // filters on the field read its ranks instead of every record (a pass, 0.13-0.35 s at
+          // 1M records; the build, several times that, is not waited for).
           scan_for(self, m, field_index_for(ds, q));
           return;
         }

@@ -41,7 +41,8 @@ const char* skip_string(const char* p, const char* end, bool& escaped) {
     for (const char* b = q; b != p && b[-1] == '\\'; --b) {
       ++slashes;
     }
-    if (slashes != 0 || std::memchr(p, '\\', static_cast<std::size_t>(q - p)) != nullptr) {
+    if (!escaped &&
+        (slashes != 0 || std::memchr(p, '\\', static_cast<std::size_t>(q - p)) != nullptr)) {
       escaped = true;
     }
     if (slashes % 2 == 0) {
@@ -53,7 +54,7 @@ const char* skip_string(const char* p, const char* end, bool& escaped) {
 }
 
 const char* skip_string(const char* p, const char* end) {
-  bool escaped = false;
+  bool escaped = true;  // not asked: spares the search for a backslash in long strings
   return skip_string(p, end, escaped);
 }
 

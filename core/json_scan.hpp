@@ -5,8 +5,9 @@
 // each new sort, and a DOM parse (168 ns for a 77-byte record, into a reused buffer) was most
 // of that time; skipping over the text to one value costs a fraction of it (measured in
 // tests/unit/core/json_scan_test.cpp's benchmark case). Anything unusual (a non-object, a
-// string with escapes where a value is wanted) makes the callers fall back to the full parse,
-// so this only has to be exact on the common shapes, and never wrong.
+// string with escapes where a value is wanted) makes the callers fall back to a parse (of the
+// document, or read_only's of that one value), so this only has to be exact on the common
+// shapes, and never wrong. It trusts the text to be well-formed JSON: stored records are.
 #pragma once
 
 #include <optional>

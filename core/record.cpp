@@ -163,7 +163,7 @@ bool doc_reader::pick(std::string_view json, const std::vector<std::string>& key
     }
     p = skip_ws(p + 1, end);
     escaped = false;
-    const char* v = *p == '"' ? skip_string(p, end, escaped) : skip_value(p, end);
+    const char* v = p != end && *p == '"' ? skip_string(p, end, escaped) : skip_value(p, end);
     if (!v) {
       return false;
     }

@@ -86,8 +86,9 @@ boost::json::object parse_doc(const record& r);
 /// monotonic buffer, with the document left in it, does that without a heap allocation per
 /// record (measured on a 200-byte record with a nested object and an array: 350 ns, against
 /// 800 ns when the document was moved out of the buffer onto the heap after each parse). Not
-/// thread-safe; the document read last stays valid until the next read(), and so does any
-/// json::value copied from it without naming another resource.
+/// thread-safe; the document read last stays valid until the next read() (or read_only(), which
+/// may fall back to read()), and so does any json::value copied from it without naming another
+/// resource.
 class doc_reader {
  public:
   doc_reader();
@@ -99,10 +100,13 @@ class doc_reader {
   /// evaluates one filter and sort on many records: the other members' text is skipped, not
   /// parsed (a window's pass over a million of bench/window's records took 227 ms, median of
   /// 5, and 163 ms this way; bench/window_engine, docs/performance.md). Anything that reads
-  /// only `keys` sees what it would see in the whole document: the whole document is read
-  /// instead when a member name has an escape, when a wanted name appears twice, or when
+  /// only `keys` sees what it would see in the whole document, for a record's text as stored
+  /// (well-formed, checked JSON: the members skipped are not validated): the whole document is
+  /// read instead when a member name has an escape, when a wanted name appears twice, or when
   /// `keys` holds more than `max_keys` names. The document stays valid until the next
-  /// read_only() (or, when it fell back, the next read()).
+  /// read_only() (or, when it fell back, the next read()). Between calls a thread keeps the
+  /// wanted members of the record read last (their buffers are reused; past 4 KiB
+  /// of text they are let go at the next call).
   const boost::json::object& read_only(const record& r, const std::vector<std::string>& keys);
   static constexpr std::size_t max_keys = 8;
 

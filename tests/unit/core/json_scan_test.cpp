@@ -279,7 +279,7 @@ TEST(JsonScan, ReadOnlyKeepsTheWantedMembersAndFallsBackWhereTheParserMustDecide
   auto read = [&](std::string text, std::vector<std::string> keys) {
     return json::value(reader.read_only(make_text_record(std::move(text)), keys));
   };
-  // Only the wanted members, in the text's order, whatever lies between them.
+  // Only the wanted members (compared as objects: in no set order), whatever lies between them.
   EXPECT_EQ(read(R"( { "b" : {"c":[1,{"d":"}"}]}, "a":"x\"y" , "n":-1.5e3,"z":[]} )", {"n", "a"}),
             json::parse(R"({"a":"x\"y","n":-1.5e3})"));
   EXPECT_EQ(read(R"({"id":"r1","text":"xx","_ver":{"id":"3"}})", {"text"}),
@@ -317,16 +317,23 @@ TEST(JsonScan, ReadingOnlyTheFilteredMemberIsCheaperThanParsing) {
   const std::vector<std::string> keys{"text", "id"};
   auto& reader = thread_doc_reader();
   std::size_t hits = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  for (const auto& r : recs) {
-    hits += f.matches(reader.read_only(r, keys)) ? 1 : 0;
+  // The faster of three interleaved rounds each, so that a busy machine slowing one round
+  // does not decide.
+  using dur = std::chrono::steady_clock::duration;
+  dur some = dur::max();
+  dur all = dur::max();
+  for (int round = 0; round < 3; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const auto& r : recs) {
+      hits += f.matches(reader.read_only(r, keys)) ? 1 : 0;
+    }
+    some = std::min(some, std::chrono::steady_clock::now() - t0);
+    t0 = std::chrono::steady_clock::now();
+    for (const auto& r : recs) {
+      hits += f.matches(reader.read(r)) ? 1 : 0;
+    }
+    all = std::min(all, std::chrono::steady_clock::now() - t0);
   }
-  auto some = std::chrono::steady_clock::now() - t0;
-  t0 = std::chrono::steady_clock::now();
-  for (const auto& r : recs) {
-    hits += f.matches(reader.read(r)) ? 1 : 0;
-  }
-  auto all = std::chrono::steady_clock::now() - t0;
   std::printf("[ json_scan ] filter on text: read_only %.0f ns, read %.0f ns per record (%zu)\n",
               std::chrono::duration<double, std::nano>(some).count() / recs.size(),
               std::chrono::duration<double, std::nano>(all).count() / recs.size(), hits);
