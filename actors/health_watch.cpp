@@ -3,9 +3,10 @@
 
 #include <chrono>
 
-#include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
@@ -28,8 +29,6 @@ struct watch_state {
   std::string last;  // the comparison form of the last emission
   static inline const char* name = "weir.health_watch";
 };
-
-using watch_ptr = caf::stateful_actor<watch_state>*;
 
 /// The caller's connections here and, in a cluster, on every other member: `done` gets them
 /// oldest first, once.
@@ -63,6 +62,11 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sample_msg)
 
 namespace weir::actors {
 namespace {
+
+/// What a watch accepts, checked by the compiler: its own tick, and the samples gathered for
+/// it (from gRPC threads, in a cluster).
+using watch_actor = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<sample_msg>>;
+using watch_ptr = watch_actor::stateful_pointer<watch_state>;
 
 void evaluate(watch_ptr self, std::vector<core::connection_health> conns) {
   auto& st = self->state;
@@ -106,16 +110,18 @@ void sample(watch_ptr self) {
     self->quit();
     return;
   }
-  auto me = caf::actor_cast<caf::actor>(self);
+  auto me = caf::actor_cast<watch_actor>(self);
   gather(*st.rt, st.scope, [me](std::vector<core::connection_health> conns) {
     caf::anon_send(me, sample_msg{std::move(conns)});
   });
 }
 
-caf::behavior watch_behavior(watch_ptr self, runtime::impl* rt, core::health_scope scope,
-                             std::weak_ptr<frame_sink> sink,
-                             std::shared_ptr<const std::string> head, std::string_view tail,
-                             std::shared_ptr<const std::atomic<bool>> live, shared_time served) {
+watch_actor::behavior_type watch_behavior(watch_ptr self, runtime::impl* rt,
+                                          core::health_scope scope, std::weak_ptr<frame_sink> sink,
+                                          std::shared_ptr<const std::string> head,
+                                          std::string_view tail,
+                                          std::shared_ptr<const std::atomic<bool>> live,
+                                          shared_time served) {
   auto& st = self->state;
   st.rt = rt;
   st.scope = std::move(scope);
@@ -151,7 +157,7 @@ std::unique_ptr<health_watch> health_watch::open(runtime::impl& impl, core::heal
                            std::move(head), tail, std::move(live), std::move(served));
   });
   // Registered, so shutdown stops it before the system goes (its session may outlive that).
-  auto id = impl.add_connection(a);
+  auto id = impl.add_connection(caf::actor_cast<caf::actor>(a));
   w->actor_ = std::make_unique<actor_handle>(actor_handle{a.address(), id});
   return w;
 }

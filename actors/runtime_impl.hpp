@@ -36,10 +36,11 @@ class timed_target;
 /// the system's logger in the calling thread's thread-local storage, and ~actor_system waits
 /// until every such reference is gone: one spawn from a gRPC thread, which outlives the
 /// runtime, hung shutdown. A thread that had no logger before is cleared again after.
+/// Returns what `spawn` returns (a caf::actor, or a typed handle).
 template <class F>
-caf::actor spawn_anywhere(F&& spawn) {
+auto spawn_anywhere(F&& spawn) {
   bool foreign = caf::logger::current_logger() == nullptr;
-  caf::actor a = spawn();
+  auto a = spawn();
   if (foreign) {
     caf::logger::set_current_actor_system(nullptr);
   }
