@@ -17,7 +17,8 @@ const char* skip_ws(const char* p, const char* end) {
 const char* skip_string(const char* p, const char* end, bool& escaped) {
   ++p;  // the opening quote
   // Most strings in records are short (ids, names, versions), where calling memchr cost more
-  // than the bytes (a third of read_only's time): a byte loop first, memchr past 32 bytes.
+  // than the bytes (24 % of read_only's samples in one perf profile of a 1M-record loop): a byte
+  // loop first, memchr past 32 bytes.
   const char* stop = end - p > 32 ? p + 32 : end;
   for (; p < stop; ++p) {
     if (*p == '"') {
