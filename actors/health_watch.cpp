@@ -157,7 +157,7 @@ std::unique_ptr<health_watch> health_watch::open(runtime::impl& impl, core::heal
                            std::move(head), tail, std::move(live), std::move(served));
   });
   // Registered, so shutdown stops it before the system goes (its session may outlive that).
-  auto id = impl.add_connection(caf::actor_cast<caf::actor>(a));
+  auto id = impl.add_connection(a.address());
   w->actor_ = std::make_unique<actor_handle>(actor_handle{a.address(), id});
   return w;
 }
@@ -165,9 +165,7 @@ std::unique_ptr<health_watch> health_watch::open(runtime::impl& impl, core::heal
 health_watch::~health_watch() {
   auto& impl = *rt_;
   if (!impl.stopped.load()) {
-    if (auto a = caf::actor_cast<caf::actor>(actor_->addr)) {
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    }
+    caf::anon_send_exit(actor_->addr, caf::exit_reason::user_shutdown);
   }
   impl.remove_connection(actor_->registry_id);
 }

@@ -16,6 +16,8 @@
 #include <caf/actor_addr.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/cluster_link.hpp"
 #include "actors/connection_directory.hpp"
@@ -31,6 +33,10 @@
 
 namespace weir::actors {
 
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+using idle_atom = caf::atom_constant<caf::atom("idle")>;
+
 /// A write for the shard that owns the unit.
 struct write_msg {
   write_command cmd;
@@ -44,6 +50,11 @@ struct commit_msg {
   std::string error;
   std::string code;  ///< the store's error code when !ok
 };
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, commit_msg& x) {
+  return f(caf::meta::type_name("commit_msg"), x.seq, x.ok, x.error, x.code);
+}
 
 /// How a subscriber's results are encoded: Arc QueryResult bodies (shaped by its transfer
 /// mode), or AG-UI state events (a state stream on one object's property document).
@@ -85,6 +96,27 @@ struct unsubscribe_msg {
   std::uint64_t token = 0;
 };
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unsubscribe_msg& x) {
+  return f(caf::meta::type_name("unsubscribe_msg"), x.key, x.token);
+}
+
+/// Query actor → shard: no subscribers left after `seen` subscribes.
+struct query_idle_msg {
+  std::string key;
+  std::uint64_t seen = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, query_idle_msg& x) {
+  return f(caf::meta::type_name("query_idle_msg"), x.key, x.seen);
+}
+
+/// What runs a query actor and hears from it (its parent): a unit's shard, the remote shard
+/// standing in for a unit another member owns, or a space view. Typed, so a query actor can
+/// tell its parent nothing else.
+using query_parent_actor = caf::typed_actor<caf::reacts_to<query_idle_msg>>;
+
 /// Shard (or remote shard) → query actor: what the durable write `seq` did to its rows.
 struct update_msg {
   view_update update;
@@ -109,12 +141,22 @@ struct resync_msg {
   std::uint64_t token = 0;
 };
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, resync_msg& x) {
+  return f(caf::meta::type_name("resync_msg"), x.key, x.token);
+}
+
 /// Subscriber → shard (or remote shard) → query actor `key`: send subscription `token` a fresh
 /// baseline (it dropped frames while it lagged; an AG-UI state stream resynchronises so).
 struct rebaseline_msg {
   std::string key;
   std::uint64_t token = 0;
 };
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rebaseline_msg& x) {
+  return f(caf::meta::type_name("rebaseline_msg"), x.key, x.token);
+}
 
 /// Gateway side, remote shard → its replica query actor: start over from `snapshot` (the owner
 /// is back, or resynced us) and send every hub subscriber a fresh baseline. Windowed streams
@@ -128,24 +170,107 @@ struct reset_msg {
 /// streams close with `server_shutdown` at once (Decision 5); hub subscriptions wait for it.
 struct owner_lost_msg {};
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, owner_lost_msg&) {
+  return f(caf::meta::type_name("owner_lost_msg"));
+}
+
+/// Predecessor → query actor: `shard` runs you now. Windowed streams close with
+/// `server_shutdown` (their client subscribes again, Decision 5); the successor sends a fresh
+/// snapshot (reset_msg) that every hub and direct subscriber gets as a baseline.
+struct reparent_msg {
+  query_parent_actor shard;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reparent_msg& x) {
+  return f(caf::meta::type_name("reparent_msg"), x.shard);
+}
+
+/// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
+/// the query); end every subscription with an Error and stop. (Also runtime → space view: the
+/// cluster's members changed, its merge is no longer exact.) `code` is the owner's error code
+/// when it refused (an `object.deleted` ends windowed streams with `closed{object_deleted}`).
+struct fail_msg {
+  std::string reason;
+  std::string code;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fail_msg& x) {
+  return f(caf::meta::type_name("fail_msg"), x.reason, x.code);
+}
+
+/// A query actor (query_actor.cpp): one per query key. Typed, so that a message it has no
+/// handler for does not compile at the sender (it would otherwise be dropped at run time).
+using query_actor = caf::typed_actor<caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
+                                     caf::reacts_to<update_msg>, caf::reacts_to<resync_msg>,
+                                     caf::reacts_to<rebaseline_msg>, caf::reacts_to<reset_msg>,
+                                     caf::reacts_to<reparent_msg>, caf::reacts_to<owner_lost_msg>,
+                                     caf::reacts_to<fail_msg>, caf::reacts_to<stop_atom>>;
+
+struct hand_over_msg;
+struct adopt_msg;
+struct handover_done_msg;
+struct epoch_msg;
+
+/// A unit's registry entry, what the runtime hands out for it: the unit's shard on its owner
+/// (shard_actor.cpp), or on a gateway the remote shard standing in for it (remote_shard.cpp).
+/// What the connections, the runtime and query actors may tell either; each adds what only it
+/// hears (the store's and the loader's answers; the owner's watch events). Typed, so a message
+/// neither has a handler for does not compile at the sender.
+using unit_actor = caf::typed_actor<
+    caf::reacts_to<write_msg>, caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
+    caf::reacts_to<resync_msg>, caf::reacts_to<rebaseline_msg>, caf::reacts_to<query_idle_msg>,
+    caf::reacts_to<hand_over_msg>, caf::reacts_to<adopt_msg>, caf::reacts_to<handover_done_msg>,
+    caf::reacts_to<epoch_msg>, caf::reacts_to<idle_atom>>;
+
+/// Runtime → space view: a unit of its space got its first record of the view's dataset.
+struct unit_appeared_msg {
+  std::string object;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unit_appeared_msg& x) {
+  return f(caf::meta::type_name("unit_appeared_msg"), x.object);
+}
+
+/// A space view (space_view.cpp), as the runtime's registry holds it: what connections, the
+/// runtime and its query actor may tell it (a fail_msg: the cluster's members changed, and the
+/// view ends). Typed, so a message it has no handler for does not compile at the sender.
+using space_view_actor =
+    caf::typed_actor<caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
+                     caf::reacts_to<resync_msg>, caf::reacts_to<query_idle_msg>,
+                     caf::reacts_to<unit_appeared_msg>, caf::reacts_to<fail_msg>>;
+
 /// Runtime → a unit's registry entry (a shard or a remote shard) that stopped being the right
 /// one: the unit's owner changed (elastic membership). It hands each query actor it runs to
 /// `successor` (adopt_msg, then handover_done_msg), passes on what reaches it later, and stops
 /// once its own writes are answered.
 struct hand_over_msg {
-  caf::actor successor;
+  unit_actor successor;
 };
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, hand_over_msg& x) {
+  return f(caf::meta::type_name("hand_over_msg"), x.successor);
+}
 
 /// Predecessor → successor: run `actor`, the query actor of `query`, from now on. `forwarded`
 /// counts the subscribes the predecessor handed it (the idle handshake continues from there).
 struct adopt_msg {
   std::shared_ptr<const core::bound_query> query;
-  caf::actor actor;
+  query_actor actor;
   std::uint64_t forwarded = 0;
 };
 
 /// Predecessor → successor: every query actor was handed over; serve.
 struct handover_done_msg {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, handover_done_msg&) {
+  return f(caf::meta::type_name("handover_done_msg"));
+}
 
 /// Runtime → a shard whose unit stays with this node across a change of owners: its state is
 /// valid under `epoch` too (write_batch::epoch).
@@ -153,20 +278,10 @@ struct epoch_msg {
   std::uint64_t epoch = 0;
 };
 
-/// Predecessor → query actor: `shard` runs you now. Windowed streams close with
-/// `server_shutdown` (their client subscribes again, Decision 5); the successor sends a fresh
-/// snapshot (reset_msg) that every hub and direct subscriber gets as a baseline.
-struct reparent_msg {
-  caf::actor shard;
-};
-
-/// Gateway side, remote shard → replica query actor: the owner stayed unreachable (or refused
-/// the query); end every subscription with an Error and stop. `code` is the owner's error code
-/// when it refused (an `object.deleted` ends windowed streams with `closed{object_deleted}`).
-struct fail_msg {
-  std::string reason;
-  std::string code;
-};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, epoch_msg& x) {
+  return f(caf::meta::type_name("epoch_msg"), x.epoch);
+}
 
 /// Ends `sub` from the query's side (its owner stayed unreachable): a hub connection answers
 /// with an Error frame and terminates the query id (§4); a direct stream, which has no
@@ -188,12 +303,6 @@ struct watch_msg {
   watch_event event;
 };
 
-/// Query actor → shard: no subscribers left after `seen` subscribes.
-struct query_idle_msg {
-  std::string key;
-  std::uint64_t seen = 0;
-};
-
 /// Something that wants to be called at a time it chose (a hub connection's credential
 /// expiry): the node's timer actor calls it then, if it still exists.
 class timed_target {
@@ -207,34 +316,24 @@ struct timer_msg {
   std::weak_ptr<timed_target> target;
 };
 
-using stop_atom = caf::atom_constant<caf::atom("stop")>;
-using close_atom = caf::atom_constant<caf::atom("close")>;
-using idle_atom = caf::atom_constant<caf::atom("idle")>;
+/// The node's timer actor (runtime::impl::call_after).
+using timer_actor = caf::typed_actor<caf::reacts_to<timer_msg>>;
 
 }  // namespace weir::actors
 
-// Why these are whitelisted rather than made inspectable: they carry shared pointers (queries,
-// records, sinks, views) and completion callbacks, and they never leave the process: members
-// talk over gRPC (cluster/), never through CAF's network layer, so there is nothing to
-// serialize them for. CAF 0.17.6's make_message requires every message type to be inspectable
-// or whitelisted, with or without a type ID (CAF_ADD_TYPE_ID would not lift that).
+// CAF 0.17.6's make_message requires every message type to be inspectable or whitelisted, with
+// or without a type ID (CAF_ADD_TYPE_ID, 0.18's type-ID blocks, does not exist in 0.17). The
+// messages of plain values and actor handles are inspectable (the `inspect` beside each). These
+// are whitelisted instead: each carries what has no serialized form: shared pointers to
+// queries, records, sinks, snapshots and updates (shared, never copied, between actors of one
+// process), a completion callback (write_msg's), a weak pointer (timer_msg's). None leaves the
+// process: members talk over gRPC (cluster/), never through CAF's network layer.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::write_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::commit_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unsubscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::update_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::loaded_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::refreshed_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_lost_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::query_idle_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::resync_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::rebaseline_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reset_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::fail_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::timer_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::hand_over_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::adopt_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::handover_done_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reparent_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::epoch_msg)

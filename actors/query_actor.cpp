@@ -76,12 +76,12 @@ void close_windowed(query_ptr self, std::string_view reason) {
 
 /// `shard` runs this query now (its unit's owner changed). Windowed streams cannot carry on
 /// across the move: they close with `server_shutdown` and their clients subscribe again.
-void reparent(query_ptr self, const caf::actor& shard) {
+void reparent(query_ptr self, const query_parent_actor& shard) {
   auto& st = self->state;
   if (!shard || shard == st.shard) {
     return;
   }
-  self->demonitor(st.shard);
+  self->demonitor(st.shard.address());
   st.shard = shard;
   self->monitor(shard);
   close_windowed(self, "server_shutdown");
@@ -199,8 +199,10 @@ void on_update(query_ptr self, const view_update& u) {
   }
 }
 
-caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard,
-                             std::shared_ptr<const core::bound_query> q, view_snapshot snap) {
+query_actor::behavior_type query_behavior(query_ptr self, runtime::impl* rt,
+                                          query_parent_actor shard,
+                                          std::shared_ptr<const core::bound_query> q,
+                                          view_snapshot snap) {
   auto& st = self->state;
   st.rt = rt;
   st.shard = shard;
@@ -286,7 +288,8 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
         // subscription stays, its state is replaced). A windowed stream has no way to start
         // over: it missed changes, so it ends and its client subscribes again.
         auto& st = self->state;
-        auto from = caf::actor_cast<caf::actor>(self->current_sender());
+        // Only a parent sends a reset (a remote shard, or a successor shard).
+        auto from = caf::actor_cast<query_parent_actor>(self->current_sender());
         if (from && from != st.shard) {
           // The successor's snapshot overtook the predecessor's reparent_msg.
           reparent(self, from);
@@ -336,8 +339,8 @@ caf::behavior query_behavior(query_ptr self, runtime::impl* rt, caf::actor shard
 
 namespace weir::actors {
 
-caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
-                       std::shared_ptr<const core::bound_query> query, view_snapshot snapshot) {
+query_actor spawn_query(runtime::impl& rt, query_parent_actor shard,
+                        std::shared_ptr<const core::bound_query> query, view_snapshot snapshot) {
   return rt.sys->spawn(query_impl::query_behavior, &rt, std::move(shard), std::move(query),
                        std::move(snapshot));
 }

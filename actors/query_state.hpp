@@ -13,6 +13,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
@@ -67,7 +68,7 @@ inline std::size_t slot_of(const sub_entry& s) {
 
 struct query_state {
   runtime::impl* rt = nullptr;
-  caf::actor shard;
+  query_parent_actor shard;  // what runs this query: a shard, a remote shard or a space view
   std::shared_ptr<const core::bound_query> q;
   std::vector<record_ptr> window;    // bounded: the rows shown, in order
   std::unique_ptr<index_type> rows;  // unbounded: every match
@@ -288,7 +289,7 @@ struct query_state {
   view_snapshot current() const { return view_snapshot{seq, view(), total}; }
 };
 
-using query_ptr = caf::stateful_actor<query_state>*;
+using query_ptr = query_actor::stateful_pointer<query_state>;
 
 /// What the JSON-set fallback (§5.1 step 3) needs of an update besides its delta: the rows
 /// that left and the old versions of the rows it replaced, each with its rank in the old view.

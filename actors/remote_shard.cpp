@@ -13,9 +13,11 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "actors/typed_states.hpp"
 #include "actors/unit_idleness.hpp"
 
 namespace weir::actors {
@@ -29,24 +31,25 @@ struct owner_timeout_msg {
   std::string key;
 };
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, owner_timeout_msg& x) {
+  return f(caf::meta::type_name("owner_timeout_msg"), x.watch_id, x.epoch, x.key);
+}
+
 /// Open the watch of query `key` again (its owner refused it as not yet its own).
 struct rewatch_msg {
   std::string key;
 };
 
-}  // namespace
-}  // namespace weir::actors
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::owner_timeout_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::rewatch_msg)
-
-namespace weir::actors {
-namespace {
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rewatch_msg& x) {
+  return f(caf::meta::type_name("rewatch_msg"), x.key);
+}
 
 struct remote_query {
   std::shared_ptr<const core::bound_query> q;
   std::uint64_t watch_id = 0;
-  caf::actor actor;                    // the replica query actor, once the first snapshot came
+  query_actor actor;                   // the replica query actor, once the first snapshot came
   std::vector<subscribe_msg> waiting;  // subscribes before the first snapshot
   std::uint64_t forwarded = 0;         // subscribes handed to `actor` (see query_idle_msg)
   bool up = false;
@@ -69,11 +72,17 @@ struct remote_state {
   static inline const char* name = "weir.remote_shard";
 };
 
-using remote_ptr = caf::stateful_actor<remote_state>*;
+/// The remote shard: a unit's entry on a gateway, hearing also its watches' events and its own
+/// timers.
+using remote_actor =
+    unit_actor::extend<caf::reacts_to<watch_msg>, caf::reacts_to<owner_timeout_msg>,
+                       caf::reacts_to<rewatch_msg>>;
+
+using remote_ptr = remote_actor::stateful_pointer<remote_state>;
 
 void open_watch(remote_ptr self, const std::string& key, remote_query& e) {
   auto& st = self->state;
-  caf::actor me = caf::actor_cast<caf::actor>(self);
+  auto me = caf::actor_cast<remote_actor>(self);
   e.watch_id = st.rt->link->open_watch(
       st.owner, *e.q, [me](watch_event ev) { caf::anon_send(me, watch_msg{std::move(ev)}); });
   st.by_watch[e.watch_id] = key;
@@ -128,7 +137,7 @@ void fail_query(remote_ptr self, const std::string& key, const std::string& reas
   e.waiting.clear();
   if (e.actor) {
     self->send(e.actor, fail_msg{reason, code});
-    e.actor = {};
+    e.actor = nullptr;
   }
   close_query(self, key);
 }
@@ -147,7 +156,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
       e.up = true;
       if (!e.actor) {
         e.actor =
-            spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), e.q, std::move(ev.snapshot));
+            spawn_query(*st.rt, caf::actor_cast<remote_actor>(self), e.q, std::move(ev.snapshot));
         for (auto& w : e.waiting) {
           ++e.forwarded;
           self->send(e.actor, std::move(w));
@@ -233,7 +242,7 @@ void on_idle_check(remote_ptr self) {
 
 /// The unit's owner changed: each query actor goes to `successor` (and each subscribe still
 /// waiting for its watch), every watch on the old owner ends, and this actor stops.
-void hand_over(remote_ptr self, const caf::actor& successor) {
+void hand_over(remote_ptr self, const unit_actor& successor) {
   auto& st = self->state;
   for (auto& [key, e] : st.queries) {
     if (e.actor) {
@@ -270,14 +279,15 @@ void adopt(remote_ptr self, adopt_msg& m) {
   e.actor = m.actor;
   e.forwarded = m.forwarded;
   e.awaiting_snapshot = true;
-  self->send(m.actor, reparent_msg{caf::actor_cast<caf::actor>(self)});
+  self->send(m.actor, reparent_msg{caf::actor_cast<remote_actor>(self)});
   open_watch(self, key, e);
 }
 
-caf::behavior remote_serving(remote_ptr self);
+remote_actor::behavior_type remote_serving(remote_ptr self);
 
-caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_key unit,
-                              std::string owner, caf::actor predecessor) {
+remote_actor::behavior_type remote_behavior(remote_ptr self, runtime::impl* rt,
+                                            store::unit_key unit, std::string owner,
+                                            unit_actor predecessor) {
   auto& st = self->state;
   st.rt = rt;
   st.unit = unit;
@@ -314,19 +324,21 @@ caf::behavior remote_behavior(remote_ptr self, runtime::impl* rt, store::unit_ke
       self->send(self, handover_done_msg{});
     }
   });
-  self->set_default_handler(caf::skip);
-  return {
+  return waiting_state<remote_actor>(
       [self](adopt_msg& m) { adopt(self, m); },
-      [self](handover_done_msg) {
-        self->set_default_handler(caf::print_and_drop);
-        self->become(remote_serving(self));
-      },
-  };
+      [self](handover_done_msg) { self->become(remote_serving(self)); });
 }
 
-caf::behavior remote_serving(remote_ptr self) {
+remote_actor::behavior_type remote_serving(remote_ptr self) {
   return {
       [](handover_done_msg) {},
+      // A predecessor hands over before its handover_done_msg, which this actor waited for;
+      // should one come later all the same, its query actor is taken, not lost.
+      [self](adopt_msg& m) { adopt(self, m); },
+      // Owner side only: the watch it names was on this node while it owned the unit, and ended
+      // when the unit moved (its gateway watches the new owner).
+      [](const resync_msg&) {},
+      [](const epoch_msg&) {},  // nothing here is stamped with the owners' epoch
       [self](hand_over_msg& m) { hand_over(self, m.successor); },
       [self](write_msg& m) {
         // Writes go to the owner straight from runtime::submit; one that reaches this actor
@@ -422,8 +434,8 @@ caf::behavior remote_serving(remote_ptr self) {
 
 }  // namespace
 
-caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
-                              caf::actor predecessor) {
+unit_actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
+                              unit_actor predecessor) {
   return rt.sys->spawn(remote_behavior, &rt, std::move(unit), std::move(owner),
                        std::move(predecessor));
 }

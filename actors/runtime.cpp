@@ -9,6 +9,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/write_check.hpp"
@@ -66,7 +67,7 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
   // arguments dereferences a null std::tuple<> pointer (UBSan: reference binding to null).
   timers = spawn_anywhere([&] {
     return sys->spawn(
-        [](caf::event_based_actor*, std::uint64_t /*unused*/) -> caf::behavior {
+        [](timer_actor::pointer, std::uint64_t /*unused*/) -> timer_actor::behavior_type {
           return {[](timer_msg& m) {
             if (auto t = m.target.lock()) {
               t->on_timer();
@@ -91,7 +92,7 @@ std::optional<std::string> rt_owner(const runtime::impl& rt, const store::unit_k
 }
 }  // namespace
 
-caf::actor runtime::impl::shard_locked(shard_stripe& s, std::string key,
+unit_actor runtime::impl::shard_locked(shard_stripe& s, std::string key,
                                        const store::unit_key& unit) {
   auto it = s.shards.find(key);
   if (it != s.shards.end()) {
@@ -99,7 +100,7 @@ caf::actor runtime::impl::shard_locked(shard_stripe& s, std::string key,
   }
   // Any thread may be the first to use a unit (HTTP, gRPC, an actor).
   auto owner = link ? link->remote_owner(unit) : std::nullopt;
-  caf::actor a = spawn_anywhere([&] {
+  unit_actor a = spawn_anywhere([&] {
     if (owner) {
       return spawn_remote_shard(*this, unit, *owner);
     }
@@ -109,14 +110,14 @@ caf::actor runtime::impl::shard_locked(shard_stripe& s, std::string key,
   return a;
 }
 
-caf::actor runtime::impl::space_view_locked(
+space_view_actor runtime::impl::space_view_locked(
     const std::shared_ptr<const core::windowed_request>& req, bool member_part) {
   auto key = space_view_key(req, member_part);
   auto it = space_views.find(key);
   if (it != space_views.end()) {
     return it->second;
   }
-  caf::actor a = spawn_anywhere([&] { return spawn_space_view(*this, req, member_part); });
+  auto a = spawn_anywhere([&] { return spawn_space_view(*this, req, member_part); });
   space_views.emplace(std::move(key), a);
   return a;
 }
@@ -129,7 +130,7 @@ void runtime::impl::forget_space_view(const std::string& key, const caf::actor_a
   }
 }
 
-bool runtime::impl::retire_space_view(const std::string& key, const caf::actor& self,
+bool runtime::impl::retire_space_view(const std::string& key, const space_view_actor& self,
                                       const std::function<bool()>& may_retire) {
   std::lock_guard lock{space_views_mu};
   auto it = space_views.find(key);
@@ -141,13 +142,13 @@ bool runtime::impl::retire_space_view(const std::string& key, const caf::actor& 
 }
 
 void runtime::impl::watch_space(const std::string& space, const std::string& dataset,
-                                caf::actor view) {
+                                space_view_actor view) {
   std::lock_guard lock{space_watch_mu};
   space_watchers[space + '\0' + dataset].push_back(std::move(view));
 }
 
 void runtime::impl::unwatch_space(const std::string& space, const std::string& dataset,
-                                  const caf::actor& view) {
+                                  const space_view_actor& view) {
   std::lock_guard lock{space_watch_mu};
   auto key = space + '\0' + dataset;
   auto it = space_watchers.find(key);
@@ -182,7 +183,7 @@ void runtime::impl::forget_shard(const store::unit_key& unit, const caf::actor_a
   }
 }
 
-std::uint64_t runtime::impl::add_connection(caf::actor a) {
+std::uint64_t runtime::impl::add_connection(caf::actor_addr a) {
   std::lock_guard lock{conns_mu};
   conns.emplace(++next_conn, std::move(a));
   return next_conn;
@@ -193,7 +194,7 @@ void runtime::impl::remove_connection(std::uint64_t id) {
   conns.erase(id);
 }
 
-bool runtime::impl::retire_shard(const store::unit_key& unit, const caf::actor& self,
+bool runtime::impl::retire_shard(const store::unit_key& unit, const unit_actor& self,
                                  const std::function<bool()>& may_retire) {
   auto key = unit_registry_key(unit);
   auto& s = stripe_of(key);
@@ -347,7 +348,7 @@ void runtime::impl::submit_unit(store::unit_key unit, write_command cmd, write_c
   send_to_shard(unit, write_msg{std::move(cmd), std::move(done)});
 }
 
-void runtime::impl::reload_unit(const store::unit_key& unit, const caf::actor& self) {
+void runtime::impl::reload_unit(const store::unit_key& unit, const unit_actor& self) {
   auto key = unit_registry_key(unit);
   auto& s = stripe_of(key);
   std::lock_guard lock{s.mu};
@@ -484,7 +485,7 @@ void runtime::ownership_changed(bool reload_held) {
   }
   rt.update_principal_shares();
   auto epoch = rt.link->owners_epoch();
-  std::vector<caf::actor> views;
+  std::vector<space_view_actor> views;
   std::size_t moved = 0;
   {
     // Every stripe at once: the owners change for all units together, as one step for senders.
@@ -745,7 +746,7 @@ void runtime::shutdown() {
   {
     std::lock_guard lock{impl_->timers_mu};
     caf::anon_send_exit(impl_->timers, caf::exit_reason::user_shutdown);
-    impl_->timers = caf::actor{};
+    impl_->timers = nullptr;
   }
   impl_->loader.stop();
   impl_->sys->await_all_actors_done();

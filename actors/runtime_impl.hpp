@@ -19,6 +19,7 @@
 
 #include "actors/cluster_link.hpp"
 #include "actors/connection_directory.hpp"
+#include "actors/messages.hpp"
 #include "actors/query_catalog.hpp"
 #include "actors/runtime.hpp"
 #include "actors/skipped_rows.hpp"
@@ -51,9 +52,9 @@ auto spawn_anywhere(F&& spawn) {
 std::string space_view_key(const std::shared_ptr<const core::windowed_request>& req,
                            bool member_part);
 /// Tells a space view that `object` got records of its dataset (space_view.cpp).
-void notify_unit_appeared(const caf::actor& view, std::string object);
+void notify_unit_appeared(const space_view_actor& view, std::string object);
 /// Tells a space view that the cluster's owners changed: it ends (space_view.cpp).
-void notify_membership_changed(const caf::actor& view);
+void notify_membership_changed(const space_view_actor& view);
 
 /// A unit's key in the registry: space '\0' object.
 /// The unit a bound query's rows live on: its object's, or the space's objects collection for a
@@ -94,8 +95,8 @@ struct runtime::impl {
   void forget_shard(const store::unit_key& unit, const caf::actor_addr& addr);
 
   /// Per-connection actors (health watches), so shutdown can stop them while their sessions
-  /// still exist.
-  std::uint64_t add_connection(caf::actor a);
+  /// still exist. By address: only an exit is ever sent, and the registry keeps none alive.
+  std::uint64_t add_connection(caf::actor_addr a);
   void remove_connection(std::uint64_t id);
 
   /// Calls `target->on_timer()` on an actor thread after `wait`, if it still exists then and the
@@ -119,7 +120,7 @@ struct runtime::impl {
 
   /// Removes `self` from the registry if `may_retire()` (evaluated under the lock) agrees. Every
   /// registry send holds the lock, so an empty mailbox seen under it stays empty.
-  bool retire_shard(const store::unit_key& unit, const caf::actor& self,
+  bool retire_shard(const store::unit_key& unit, const unit_actor& self,
                     const std::function<bool()>& may_retire);
 
   std::uint64_t next_token() { return token_counter.fetch_add(1, std::memory_order_relaxed) + 1; }
@@ -145,12 +146,13 @@ struct runtime::impl {
     }
   }
   void forget_space_view(const std::string& key, const caf::actor_addr& addr);
-  bool retire_space_view(const std::string& key, const caf::actor& self,
+  bool retire_space_view(const std::string& key, const space_view_actor& self,
                          const std::function<bool()>& may_retire);
 
   /// Space views merging (space, dataset) hear of units that get their first record of it.
-  void watch_space(const std::string& space, const std::string& dataset, caf::actor view);
-  void unwatch_space(const std::string& space, const std::string& dataset, const caf::actor& view);
+  void watch_space(const std::string& space, const std::string& dataset, space_view_actor view);
+  void unwatch_space(const std::string& space, const std::string& dataset,
+                     const space_view_actor& view);
   /// Called by a shard when a write gave `dataset` of its unit its first record.
   void unit_has_dataset(const std::string& space, const std::string& object,
                         const std::string& dataset);
@@ -164,7 +166,7 @@ struct runtime::impl {
 
   /// Replaces `self`, the shard of `unit`, with a fresh one that loads the unit again once
   /// `self` handed its queries over (hand_over_msg). Nothing when `self` is no longer the entry.
-  void reload_unit(const store::unit_key& unit, const caf::actor& self);
+  void reload_unit(const store::unit_key& unit, const unit_actor& self);
 
   /// Each member's share of a signed-in caller's budgets (recomputed when members change).
   void update_principal_shares();
@@ -208,7 +210,7 @@ struct runtime::impl {
   /// A unit's registry entry: its shard, or its remote shard when `owner` (another member)
   /// owns it.
   struct shard_entry {
-    caf::actor actor;
+    unit_actor actor;
     std::string owner;
   };
   /// One part of the unit registry, by the hash of the unit's key: a send takes only its unit's
@@ -233,7 +235,7 @@ struct runtime::impl {
     return locks;
   }
   std::mutex space_views_mu;
-  std::unordered_map<std::string, caf::actor> space_views;  // key: space '\0' query key
+  std::unordered_map<std::string, space_view_actor> space_views;  // key: space '\0' query key
   /// Set once, by shutdown, under every stripe's lock and space_views_mu: read under any one.
   std::atomic<bool> stopping{false};
   std::atomic<bool> stopped{false};  // the actor system is gone
@@ -245,18 +247,19 @@ struct runtime::impl {
   std::unordered_set<std::string> known_spaces;  // spaces seen to exist (bounded, see cpp)
 
   std::mutex space_watch_mu;
-  std::unordered_map<std::string, std::vector<caf::actor>> space_watchers;  // space '\0' dataset
+  std::unordered_map<std::string, std::vector<space_view_actor>>
+      space_watchers;  // space '\0' dataset
 
   std::mutex timers_mu;
-  caf::actor timers;  // guarded by timers_mu: the timer actor behind call_after; null once stopped
+  timer_actor timers;  // guarded by timers_mu: the timer actor behind call_after; null once stopped
   std::mutex conns_mu;
-  std::unordered_map<std::uint64_t, caf::actor> conns;
+  std::unordered_map<std::uint64_t, caf::actor_addr> conns;
   std::uint64_t next_conn = 0;
 
  private:
-  caf::actor shard_locked(shard_stripe& s, std::string key, const store::unit_key& unit);
-  caf::actor space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
-                               bool member_part);
+  unit_actor shard_locked(shard_stripe& s, std::string key, const store::unit_key& unit);
+  space_view_actor space_view_locked(const std::shared_ptr<const core::windowed_request>& req,
+                                     bool member_part);
 
  public:
   caf::actor_system_config cfg;
@@ -265,20 +268,21 @@ struct runtime::impl {
 
 /// Spawns the shard actor of `unit` (shard_actor.cpp). With a `predecessor` (the unit's
 /// previous registry entry, told to hand over) it serves once that one handed its queries over.
-caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit, caf::actor predecessor = {});
+unit_actor spawn_shard(runtime::impl& rt, store::unit_key unit, unit_actor predecessor = {});
 
 /// Spawns the space view serving `req` (space_view.cpp).
-caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windowed_request> req,
-                            bool member_part);
+space_view_actor spawn_space_view(runtime::impl& rt,
+                                  std::shared_ptr<const core::windowed_request> req,
+                                  bool member_part);
 
 /// Spawns the gateway-side actor of `unit`, which another member (`owner`) owns
 /// (remote_shard.cpp).
-caf::actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
-                              caf::actor predecessor = {});
+unit_actor spawn_remote_shard(runtime::impl& rt, store::unit_key unit, std::string owner,
+                              unit_actor predecessor = {});
 
 /// Spawns the actor that encodes `query` for its subscribers, starting from `snapshot` (its
 /// window or matches as the owner computed them).
-caf::actor spawn_query(runtime::impl& rt, caf::actor shard,
-                       std::shared_ptr<const core::bound_query> query, view_snapshot snapshot);
+query_actor spawn_query(runtime::impl& rt, query_parent_actor shard,
+                        std::shared_ptr<const core::bound_query> query, view_snapshot snapshot);
 
 }  // namespace weir::actors

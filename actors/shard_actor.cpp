@@ -61,7 +61,7 @@ void finish_if_done(shard_ptr self) {
   }
 }
 
-void hand_over(shard_ptr self, caf::actor successor) {
+void hand_over(shard_ptr self, unit_actor successor) {
   auto& st = self->state;
   st.successor = successor;
   for (auto& [key, v] : st.views) {
@@ -107,20 +107,19 @@ void adopt(shard_ptr self, adopt_msg& m) {
   auto [it, snap] = open_view(st, m.query);
   it->second.actor = m.actor;
   it->second.forwarded = m.forwarded;
-  self->send(m.actor, reparent_msg{caf::actor_cast<caf::actor>(self)});
+  self->send(m.actor, reparent_msg{handle_of(self)});
   self->send(m.actor, reset_msg{std::move(snap)});
 }
 
-caf::behavior load_failed(shard_ptr self, const core::error& why) {
-  self->set_default_handler(caf::drop);
+shard_actor::behavior_type load_failed(shard_ptr self, const core::error& why) {
   auto e = core::make_error(
       "server.unavailable",
       "the unit (object '" + self->state.unit.object + "' of space '" + self->state.unit.space +
           "') could not be read from the store: " + why.message + "; nothing was applied: retry",
       {{"objectId", self->state.unit.object}});
-  return {
-      [e](write_msg& m) { m.done(e); },
-      [e](subscribe_msg& m) { refuse_subscription(m.sub, e); },
+  // Anything else is dropped: nothing waits for an answer to it.
+  return dropping_state<shard_actor>(
+      [e](write_msg& m) { m.done(e); }, [e](subscribe_msg& m) { refuse_subscription(m.sub, e); },
       [self, registered = std::make_shared<bool>(true)](stop_atom) {
         if (*registered) {
           // Sends to a shard happen under the registry's lock: once it no longer hands this
@@ -131,23 +130,21 @@ caf::behavior load_failed(shard_ptr self, const core::error& why) {
           return;
         }
         self->quit(caf::sec::runtime_error);
-      },
-  };
+      });
 }
 
-caf::behavior taking_over(shard_ptr self) {
-  return {
+shard_actor::behavior_type taking_over(shard_ptr self) {
+  return waiting_state<shard_actor>(
       [self](adopt_msg& m) { self->state.adopted.push_back(std::move(m)); },
       [self](handover_done_msg) {
         auto& st = self->state;
         st.predecessor = nullptr;
-        st.rt->loader.load(st.unit, caf::actor_cast<caf::actor>(self));
+        st.rt->loader.load(st.unit, handle_of(self));
         self->become(loading(self));
-      },
-  };
+      });
 }
 
-caf::behavior handing_over(shard_ptr self) {
+shard_actor::behavior_type handing_over(shard_ptr self) {
   // Delegated, so the successor sees the original sender (a query actor's idle message is
   // checked against it).
   auto pass = [self](auto& m) { self->delegate(self->state.successor, std::move(m)); };
@@ -166,14 +163,19 @@ caf::behavior handing_over(shard_ptr self) {
       [pass](resync_msg& m) { pass(m); },
       [pass](rebaseline_msg& m) { pass(m); },
       [pass](query_idle_msg& m) { pass(m); },
+      [pass](adopt_msg& m) { pass(m); },  // cannot come (the runtime made the successor)
       [](idle_atom) {},
       [](const epoch_msg&) {},
       [](index_built_msg&) {},  // its waiting subscriptions went to the successor
       [](scan_done_msg&) {},    // the same
+      [](hand_over_msg&) {},    // cannot come twice: the runtime's entry is the successor now
+      [](handover_done_msg) {},
+      [](loaded_msg&) {},  // cannot come: a shard hands over only once serving
+      [](stop_atom) {},    // only after a failed load
   };
 }
 
-caf::behavior serving(shard_ptr self) {
+shard_actor::behavior_type serving(shard_ptr self) {
   return {
       [self](write_msg& m) {
         touch(self);
@@ -220,6 +222,11 @@ caf::behavior serving(shard_ptr self) {
       [self](index_built_msg& m) { on_index_built(self, m); },
       [self](scan_done_msg& m) { on_scan_done(self, m); },
       [](handover_done_msg) {},  // the predecessor's, after its down already let us serve
+      // A predecessor hands over before its handover_done_msg, which this shard waited for;
+      // should one come later all the same, its query actor is taken, not lost.
+      [self](adopt_msg& m) { adopt(self, m); },
+      [](loaded_msg&) {},  // cannot come: one load per shard
+      [](stop_atom) {},    // only after a failed load
       [self](const epoch_msg& m) {
         self->state.valid_epoch = std::max(self->state.valid_epoch, m.epoch);
       },
@@ -231,8 +238,8 @@ caf::behavior serving(shard_ptr self) {
   };
 }
 
-caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit,
-                             caf::actor predecessor) {
+shard_actor::behavior_type shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit,
+                                          unit_actor predecessor) {
   self->state.rt = rt;
   self->state.unit = unit;
   self->state.origin = rt->next_origin();
@@ -273,62 +280,58 @@ caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key 
     self->quit(msg.reason);
   });
   // Until the loader's answer arrives (and, for a successor, its predecessor's hand-over),
-  // every other message waits in the mailbox.
-  self->set_default_handler(caf::skip);
+  // every other message waits in the mailbox (waiting_state).
   if (predecessor) {
     return taking_over(self);
   }
-  rt->loader.load(unit, caf::actor_cast<caf::actor>(self));
+  rt->loader.load(unit, handle_of(self));
   return loading(self);
 }
 
-caf::behavior loading(shard_ptr self) {
-  return {
-      [self](loaded_msg& m) {
-        auto& st = self->state;
-        auto& u = *m.unit;
-        if (u.error) {
-          // The unit cannot be read (store stopped, or an I/O error): this actor serves nothing.
-          // What waits for it is answered (load_failed), then it ends; the next use tries
-          // again. Query actors it adopted end too, telling their subscribers.
-          log::error("cannot load a unit", {{"space", st.unit.space},
-                                            {"object", st.unit.object},
-                                            {"code", u.error->code},
-                                            {"error", u.error->message}});
-          for (auto& a : st.adopted) {
-            // Every subscription they hold ends with its protocol's error (fail_msg).
-            self->send(a.actor, fail_msg{u.error->message, u.error->code});
-          }
-          st.adopted.clear();
-          self->become(load_failed(self, *u.error));
-          self->send(self, stop_atom::value);  // after what waited, which comes first
-          return;
-        }
-        st.seq = u.seq;
-        st.deleted = u.deleted;
-        for (auto& k : u.keys) {
-          st.keys.remember(std::move(k), st.rt->opts.max_idempotency_keys_per_unit);
-        }
-        st.last_modified_ms = u.last_modified_ms;
-        for (auto& [name, records] : u.datasets) {
-          st.data[name].records = std::move(records);
-        }
-        touch(self);
-        for (auto& a : st.adopted) {
-          adopt(self, a);
-        }
-        st.adopted.clear();
-        self->set_default_handler(caf::print_and_drop);
-        self->become(serving(self));
-      },
-  };
+shard_actor::behavior_type loading(shard_ptr self) {
+  return waiting_state<shard_actor>([self](loaded_msg& m) {
+    auto& st = self->state;
+    auto& u = *m.unit;
+    if (u.error) {
+      // The unit cannot be read (store stopped, or an I/O error): this actor serves nothing.
+      // What waits for it is answered (load_failed), then it ends; the next use tries
+      // again. Query actors it adopted end too, telling their subscribers.
+      log::error("cannot load a unit", {{"space", st.unit.space},
+                                        {"object", st.unit.object},
+                                        {"code", u.error->code},
+                                        {"error", u.error->message}});
+      for (auto& a : st.adopted) {
+        // Every subscription they hold ends with its protocol's error (fail_msg).
+        self->send(a.actor, fail_msg{u.error->message, u.error->code});
+      }
+      st.adopted.clear();
+      self->become(load_failed(self, *u.error));
+      self->send(self, stop_atom::value);  // after what waited, which comes first
+      return;
+    }
+    st.seq = u.seq;
+    st.deleted = u.deleted;
+    for (auto& k : u.keys) {
+      st.keys.remember(std::move(k), st.rt->opts.max_idempotency_keys_per_unit);
+    }
+    st.last_modified_ms = u.last_modified_ms;
+    for (auto& [name, records] : u.datasets) {
+      st.data[name].records = std::move(records);
+    }
+    touch(self);
+    for (auto& a : st.adopted) {
+      adopt(self, a);
+    }
+    st.adopted.clear();
+    self->become(serving(self));
+  });
 }
 
 }  // namespace weir::actors::shard_impl
 
 namespace weir::actors {
 
-caf::actor spawn_shard(runtime::impl& rt, store::unit_key unit, caf::actor predecessor) {
+unit_actor spawn_shard(runtime::impl& rt, store::unit_key unit, unit_actor predecessor) {
   return rt.sys->spawn(shard_impl::shard_behavior, &rt, std::move(unit), std::move(predecessor));
 }
 

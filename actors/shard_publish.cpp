@@ -252,7 +252,7 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
     if (m.ok) {
       log::warn("a unit committed a write it had refused; loading it again",
                 {{"space", st.unit.space}, {"object", st.unit.object}});
-      st.rt->reload_unit(st.unit, caf::actor_cast<caf::actor>(self));
+      st.rt->reload_unit(st.unit, handle_of(self));
     }
     return;
   }
@@ -273,7 +273,7 @@ void handle_commit(shard_ptr self, const commit_msg& m) {
                {"error", m.error}});
     refuse_pending(self, m);
     if (m.code == "write.outcome_unknown") {
-      st.rt->reload_unit(st.unit, caf::actor_cast<caf::actor>(self));
+      st.rt->reload_unit(st.unit, handle_of(self));
     }
     return;
   }

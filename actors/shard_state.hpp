@@ -20,10 +20,12 @@
 #include <caf/send.hpp>
 #include <caf/skip.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/idempotency_memory.hpp"
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
+#include "actors/typed_states.hpp"
 #include "actors/unit_idleness.hpp"
 #include "core/all_matches.hpp"
 #include "core/document_check.hpp"
@@ -216,7 +218,7 @@ struct pending_write {
 
 /// One query key on this unit.
 struct view_entry {
-  caf::actor actor;
+  query_actor actor;
   std::shared_ptr<const core::bound_query> q;
   std::string route;      // unbounded: dataset, or dataset '\0' id for a single document
   std::string index_key;  // bounded: its index in the dataset
@@ -253,9 +255,9 @@ struct shard_state {
   std::unordered_map<std::string, view_entry> views;  // by query key
   /// Set once the unit's owner changed (hand_over_msg): what reaches this shard goes there,
   /// and the shard stops once its own writes are answered.
-  caf::actor successor;
+  unit_actor successor;
   /// Spawned to take a unit over from `predecessor`: loading waits for its handover_done_msg.
-  caf::actor predecessor;
+  unit_actor predecessor;
   std::vector<adopt_msg> adopted;  // its query actors, taken over once the unit is loaded
   // Unbounded queries by what a change can concern: collection queries by dataset,
   // single-document ones by (dataset, id), so a write wakes only those it may change.
@@ -264,7 +266,19 @@ struct shard_state {
   static inline const char* name = "weir.shard";
 };
 
-using shard_ptr = caf::stateful_actor<shard_state>*;
+/// The shard: a unit's entry on its owner, hearing also the store's answers (commit_msg,
+/// refreshed_msg), the loader's (loaded_msg, index_built_msg, scan_done_msg), and the stop it
+/// sends itself after a failed load.
+using shard_actor = unit_actor::extend<caf::reacts_to<commit_msg>, caf::reacts_to<refreshed_msg>,
+                                       caf::reacts_to<loaded_msg>, caf::reacts_to<index_built_msg>,
+                                       caf::reacts_to<scan_done_msg>, caf::reacts_to<stop_atom>>;
+
+using shard_ptr = shard_actor::stateful_pointer<shard_state>;
+
+/// This shard's handle (for the loader, the store's callbacks and its query actors).
+inline shard_actor handle_of(shard_ptr self) {
+  return caf::actor_cast<shard_actor>(self);
+}
 
 /// A change being prepared: the new document is stamped once the versionId is known.
 struct staged {
@@ -514,7 +528,7 @@ void finish_if_done(shard_ptr self);
 
 /// The unit's owner changed: every query actor goes to `successor` with what it counted, and the
 /// views go from here (without stopping their actors).
-void hand_over(shard_ptr self, caf::actor successor);
+void hand_over(shard_ptr self, unit_actor successor);
 
 /// Takes over a query actor from the unit's previous entry: a view over this shard's records,
 /// and a fresh snapshot that every subscriber gets as a baseline.
@@ -525,21 +539,21 @@ void adopt(shard_ptr self, adopt_msg& m);
 /// before it ends is answered — a write refused, a subscription ended with its protocol's
 /// error — so that no subscriber is left without a baseline, an Error or an end. Then it ends;
 /// the next use loads the unit again.
-caf::behavior load_failed(shard_ptr self, const core::error& why);
+shard_actor::behavior_type load_failed(shard_ptr self, const core::error& why);
 
 /// A successor waiting for its predecessor's query actors, and for its writes to be answered:
 /// then it loads the unit, which holds them all. Everything else stays in the mailbox.
-caf::behavior taking_over(shard_ptr self);
+shard_actor::behavior_type taking_over(shard_ptr self);
 
 /// A predecessor after its hand-over: what still reaches it goes to the successor, and the
 /// store's answers to its own writes are delivered before it stops.
-caf::behavior handing_over(shard_ptr self);
+shard_actor::behavior_type handing_over(shard_ptr self);
 
-caf::behavior serving(shard_ptr self);
+shard_actor::behavior_type serving(shard_ptr self);
 
-caf::behavior shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit,
-                             caf::actor predecessor);
+shard_actor::behavior_type shard_behavior(shard_ptr self, runtime::impl* rt, store::unit_key unit,
+                                          unit_actor predecessor);
 
-caf::behavior loading(shard_ptr self);
+shard_actor::behavior_type loading(shard_ptr self);
 
 }  // namespace weir::actors::shard_impl

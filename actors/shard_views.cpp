@@ -341,7 +341,7 @@ std::shared_ptr<std::vector<record_ptr>> collect_records(const dataset_state& ds
 namespace {
 
 /// On a loader thread: builds `idx` from `records` and sends it to `shard` as build `id`.
-void build_and_send(const caf::actor& shard, std::shared_ptr<std::vector<record_ptr>>& records,
+void build_and_send(const shard_actor& shard, std::shared_ptr<std::vector<record_ptr>>& records,
                     std::shared_ptr<index_type> idx, const std::string& dataset,
                     const std::string& key, std::uint64_t id, runtime::impl& rt) {
   auto t0 = clock_type::now();
@@ -369,10 +369,9 @@ std::map<std::string, index_build>::iterator start_index_build(shard_ptr self,
   auto* rt = self->state.rt;
   rt->dataset_passes[0].fetch_add(1, std::memory_order_relaxed);
   rt->index_builds_running.fetch_add(1, std::memory_order_relaxed);
-  rt->loader.post(
-      [shard = caf::actor_cast<caf::actor>(self), rt, records, idx, dataset, key, id]() mutable {
-        build_and_send(shard, records, std::move(idx), dataset, key, id, *rt);
-      });
+  rt->loader.post([shard = handle_of(self), rt, records, idx, dataset, key, id]() mutable {
+    build_and_send(shard, records, std::move(idx), dataset, key, id, *rt);
+  });
   index_build b;
   b.id = id;
   b.order = order;
@@ -408,7 +407,7 @@ void launch_scan(shard_ptr self, const std::string& dataset, dataset_state& ds, 
   for (auto peak = rt->filter_passes_peak.load(std::memory_order_relaxed);
        now_running > peak && !rt->filter_passes_peak.compare_exchange_weak(peak, now_running);) {
   }
-  rt->loader.post([shard = caf::actor_cast<caf::actor>(self), rt, records, query, dataset,
+  rt->loader.post([shard = handle_of(self), rt, records, query, dataset,
                    then_idx = std::move(then_idx), then_id = job.then_index_id]() mutable {
     auto t0 = clock_type::now();
     const auto& q = *query;
@@ -682,8 +681,7 @@ void handle_subscribe(shard_ptr self, subscribe_msg& m) {
     auto [entry, snap] =
         open_view(st, m.query, std::move(window), found ? &found->rows() : nullptr);
     it = entry;
-    it->second.actor =
-        spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), m.query, std::move(snap));
+    it->second.actor = spawn_query(*st.rt, handle_of(self), m.query, std::move(snap));
   }
   ++it->second.forwarded;
   self->send(it->second.actor, std::move(m));

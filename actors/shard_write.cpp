@@ -433,7 +433,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     key.version_id = vid;
     batch.keys.push_back(key);  // stored with the write, in the same transaction or batch
   }
-  caf::actor me = caf::actor_cast<caf::actor>(self);
+  shard_actor me = handle_of(self);
   auto corrected = batch.corrected;
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {
     caf::anon_send(me, r ? commit_msg{seq, true, {}, {}}
@@ -471,13 +471,12 @@ void handle_refresh(shard_ptr self, write_msg& m) {
   auto job = std::make_shared<refreshed_rows>(
       refreshed_rows{std::move(m), std::vector<store::read_record>{}});
   auto dataset = job->msg.cmd.dataset;
-  auto queued =
-      st.rt->store.read_after_writes(st.unit, dataset, std::move(ids),
-                                     [job, me = caf::actor_cast<caf::actor>(self)](
-                                         core::result<std::vector<store::read_record>> rows) {
-                                       job->rows = std::move(rows);
-                                       caf::anon_send(me, refreshed_msg{job});
-                                     });
+  auto queued = st.rt->store.read_after_writes(
+      st.unit, dataset, std::move(ids),
+      [job, me = handle_of(self)](core::result<std::vector<store::read_record>> rows) {
+        job->rows = std::move(rows);
+        caf::anon_send(me, refreshed_msg{job});
+      });
   if (!queued) {
     job->msg.done(std::move(queued).error());  // not taken: change capture reads it again
     return;

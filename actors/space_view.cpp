@@ -14,6 +14,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
@@ -36,15 +37,15 @@ struct member_msg {
   watch_event event;
 };
 
-/// A unit of the space got its first record of the dataset.
-struct unit_appeared_msg {
-  std::string object;
-};
-
 /// A loader thread listed the space's objects that hold the dataset here.
 struct listed_msg {
   std::vector<std::string> objects;
 };
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, listed_msg& x) {
+  return f(caf::meta::type_name("listed_msg"), x.objects);
+}
 
 /// A local unit's part of the merge ended (its unit stopped).
 struct source_failed_msg {
@@ -52,27 +53,41 @@ struct source_failed_msg {
   std::string why;
 };
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, source_failed_msg& x) {
+  return f(caf::meta::type_name("source_failed_msg"), x.object, x.why);
+}
+
 /// Try leaving the registry again (the last attempt found mail waiting).
 struct retire_msg {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retire_msg&) {
+  return f(caf::meta::type_name("retire_msg"));
+}
 
 }  // namespace
 }  // namespace weir::actors
 
+// They carry a unit's rows and updates (shared record pointers): see messages.hpp.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::member_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::unit_appeared_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::listed_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_failed_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::retire_msg)
 
 namespace weir::actors {
 namespace {
+
+/// The space view: what the registry holds, and what its sources, its listing and its own
+/// retry tell it.
+using space_actor =
+    space_view_actor::extend<caf::reacts_to<source_msg>, caf::reacts_to<member_msg>,
+                             caf::reacts_to<listed_msg>, caf::reacts_to<source_failed_msg>,
+                             caf::reacts_to<retire_msg>>;
 
 /// Forwards a local unit's rows and updates to the space view (called on the unit's query
 /// actor's thread).
 class source_sink final : public replica_sink {
  public:
-  source_sink(caf::actor view, std::string object)
+  source_sink(space_actor view, std::string object)
       : view_(std::move(view)), object_(std::move(object)) {}
   void snapshot(const view_snapshot& s) override {
     caf::anon_send(view_, source_msg{object_, s, std::nullopt});
@@ -85,7 +100,7 @@ class source_sink final : public replica_sink {
   }
 
  private:
-  caf::actor view_;
+  space_actor view_;
   std::string object_;
 };
 
@@ -112,13 +127,13 @@ struct space_state {
   bool stopped = false;                // its sources are released
   std::string failed;                  // why the view failed; set: subscribes are refused
   std::vector<subscribe_msg> waiting;  // subscribes before the merged snapshot
-  caf::actor query;
+  query_actor query;
   std::uint64_t forwarded = 0;
   std::uint64_t seq = 0;  // this view's own update sequence
   static inline const char* name = "weir.space_view";
 };
 
-using space_ptr = caf::stateful_actor<space_state>*;
+using space_ptr = space_actor::stateful_pointer<space_state>;
 
 std::string registry_key(const core::bound_query& q) {
   return q.space + '\0' + q.key;
@@ -145,7 +160,7 @@ void subscribe_unit(space_ptr self, const std::string& object) {
   src.key = part->key;
   subscriber sub;
   sub.token = src.token;
-  sub.replica = std::make_shared<source_sink>(caf::actor_cast<caf::actor>(self), object);
+  sub.replica = std::make_shared<source_sink>(caf::actor_cast<space_actor>(self), object);
   sub.live = std::make_shared<const std::atomic<bool>>(true);
   st.rt->send_to_shard({st.req->space, object}, subscribe_msg{std::move(part), std::move(sub)});
 }
@@ -157,7 +172,7 @@ void stop_sources(space_ptr self);
 void try_retire(space_ptr self) {
   auto& st = self->state;
   st.retiring = true;
-  if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<caf::actor>(self),
+  if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<space_view_actor>(self),
                                [self] { return self->mailbox().empty(); })) {
     if (st.query) {
       self->send(st.query, stop_atom::value);
@@ -185,7 +200,7 @@ void flush(space_ptr self, bool synthetic) {
       return;
     }
     view_snapshot snap{++st.seq, st.merge->visible(), st.merge->total()};
-    st.query = spawn_query(*st.rt, caf::actor_cast<caf::actor>(self), st.q, std::move(snap));
+    st.query = spawn_query(*st.rt, caf::actor_cast<space_actor>(self), st.q, std::move(snap));
     for (auto& w : st.waiting) {
       ++st.forwarded;
       self->send(st.query, std::move(w));
@@ -283,7 +298,7 @@ void stop_sources(space_ptr self) {
     }
   }
   st.members.clear();
-  st.rt->unwatch_space(st.req->space, st.req->dataset, caf::actor_cast<caf::actor>(self));
+  st.rt->unwatch_space(st.req->space, st.req->dataset, caf::actor_cast<space_actor>(self));
 }
 
 void refuse(const subscribe_msg& w, const std::string& why) {
@@ -349,8 +364,9 @@ void on_member(space_ptr self, member_msg& m) {
   }
 }
 
-caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
-                             std::shared_ptr<const core::windowed_request> req, bool member_part) {
+space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
+                                          std::shared_ptr<const core::windowed_request> req,
+                                          bool member_part) {
   auto& st = self->state;
   st.rt = rt;
   st.req = req;
@@ -384,10 +400,10 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
     // Sources: new objects first (so none is missed between the listing and the registration),
     // then the objects this node holds (listed by a loader thread: a store read per object of
     // the space), then the other members' parts.
-    rt->watch_space(req->space, req->dataset, caf::actor_cast<caf::actor>(self));
+    rt->watch_space(req->space, req->dataset, caf::actor_cast<space_actor>(self));
     ++st.pending;  // the listing
     {
-      caf::actor me = caf::actor_cast<caf::actor>(self);
+      auto me = caf::actor_cast<space_actor>(self);
       auto space = req->space;
       auto dataset = req->dataset;
       rt->loader.post([rt, me, space, dataset] {
@@ -403,7 +419,7 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
         auto& src = st.members[member];
         src.initial = true;
         ++st.pending;
-        caf::actor me = caf::actor_cast<caf::actor>(self);
+        auto me = caf::actor_cast<space_actor>(self);
         src.watch_id = rt->link->open_watch(member, *part, [me, member](watch_event ev) {
           caf::anon_send(me, member_msg{member, std::move(ev)});
         });
@@ -478,22 +494,24 @@ caf::behavior space_behavior(space_ptr self, runtime::impl* rt,
       [self](source_msg& m) { on_source(self, m); },
       [self](member_msg& m) { on_member(self, m); },
       [self](const unit_appeared_msg& m) { subscribe_unit(self, m.object); },
+      [self](const fail_msg& m) { fail(self, m.reason); },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_space_view(runtime::impl& rt, std::shared_ptr<const core::windowed_request> req,
-                            bool member_part) {
+space_view_actor spawn_space_view(runtime::impl& rt,
+                                  std::shared_ptr<const core::windowed_request> req,
+                                  bool member_part) {
   return rt.sys->spawn(space_behavior, &rt, std::move(req), member_part);
 }
 
-void notify_unit_appeared(const caf::actor& view, std::string object) {
+void notify_unit_appeared(const space_view_actor& view, std::string object) {
   caf::anon_send(view, unit_appeared_msg{std::move(object)});
 }
 
-void notify_membership_changed(const caf::actor& view) {
-  caf::anon_send(view, source_failed_msg{"", "the cluster's members changed"});
+void notify_membership_changed(const space_view_actor& view) {
+  caf::anon_send(view, fail_msg{"the cluster's members changed", {}});
 }
 
 std::string space_view_key(const std::shared_ptr<const core::windowed_request>& req,

@@ -38,7 +38,7 @@ unit_loader::~unit_loader() {
   stop();
 }
 
-void unit_loader::load(store::unit_key unit, caf::actor shard) {
+void unit_loader::load(store::unit_key unit, load_client shard) {
   {
     std::lock_guard lock{mu_};
     if (stopping_) {

@@ -20,7 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <caf/actor.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/skipped_rows.hpp"
 #include "core/document_limits.hpp"
@@ -29,6 +30,11 @@
 #include "store/durable_store.hpp"
 
 namespace weir::actors {
+
+struct loaded_msg;  // messages.hpp
+
+/// What a load is answered to: a shard, which hears the loader's loaded_msg.
+using load_client = caf::typed_actor<caf::reacts_to<loaded_msg>>;
 
 /// A unit as the loader built it.
 struct unit_load {
@@ -54,7 +60,7 @@ class unit_loader {
   unit_loader& operator=(const unit_loader&) = delete;
 
   /// Queues a load of `unit`; `shard` gets a loaded_msg with the result.
-  void load(store::unit_key unit, caf::actor shard);
+  void load(store::unit_key unit, load_client shard);
 
   /// Runs `job` on a loader thread once the jobs queued before it were taken (a store read or a
   /// build that must not block an actor thread). Dropped once stopping.
@@ -81,7 +87,7 @@ class unit_loader {
   std::condition_variable cv_;
   struct job {
     store::unit_key unit;
-    caf::actor shard;
+    load_client shard;
     std::function<void()> run;  // set: a posted job instead of a load
   };
   std::deque<job> queue_;
