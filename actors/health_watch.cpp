@@ -50,18 +50,25 @@ void gather(runtime::impl& rt, const core::health_scope& scope,
   });
 }
 
-/// A sample gathered from the cluster, back on the watch's actor.
+}  // namespace
+
+namespace watch_impl {
+
+/// A sample gathered from the cluster, back on the watch's actor. Named here (not in an
+/// anonymous namespace) for its type ID (messages.hpp).
 struct sample_msg {
   std::vector<core::connection_health> connections;
 };
 
-}  // namespace
+}  // namespace watch_impl
 }  // namespace weir::actors
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::sample_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_impl::sample_msg)
 
 namespace weir::actors {
 namespace {
+
+using watch_impl::sample_msg;
 
 /// What a watch accepts, checked by the compiler: its own tick, and the samples gathered for
 /// it (from gRPC threads, in a cluster).
@@ -110,7 +117,7 @@ void sample(watch_ptr self) {
     self->quit();
     return;
   }
-  auto me = caf::actor_cast<watch_actor>(self);
+  auto me = watch_actor{self};
   gather(*st.rt, st.scope, [me](std::vector<core::connection_health> conns) {
     caf::anon_send(me, sample_msg{std::move(conns)});
   });

@@ -17,6 +17,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
 
 #include "actors/cluster_link.hpp"
@@ -202,7 +203,7 @@ typename Inspector::result_type inspect(Inspector& f, fail_msg& x) {
 }
 
 /// A query actor (query_actor.cpp): one per query key. Typed, so that a message it has no
-/// handler for does not compile at the sender (it would otherwise be dropped at run time).
+/// handler for does not compile at the sender (untyped, it would be refused only at run time).
 using query_actor = caf::typed_actor<caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
                                      caf::reacts_to<update_msg>, caf::reacts_to<resync_msg>,
                                      caf::reacts_to<rebaseline_msg>, caf::reacts_to<reset_msg>,
@@ -322,12 +323,12 @@ using timer_actor = caf::typed_actor<caf::reacts_to<timer_msg>>;
 }  // namespace weir::actors
 
 // CAF 0.17.6's make_message requires every message type to be inspectable or whitelisted, with
-// or without a type ID (CAF_ADD_TYPE_ID, 0.18's type-ID blocks, does not exist in 0.17). The
-// messages of plain values and actor handles are inspectable (the `inspect` beside each). These
-// are whitelisted instead: each carries what has no serialized form: shared pointers to
-// queries, records, sinks, snapshots and updates (shared, never copied, between actors of one
-// process), a completion callback (write_msg's), a weak pointer (timer_msg's). None leaves the
-// process: members talk over gRPC (cluster/), never through CAF's network layer.
+// or without a type ID (the type-ID block below does not lift that). The messages of plain
+// values and actor handles are inspectable (the `inspect` beside each). These are whitelisted
+// instead: each carries what has no serialized form: shared pointers to queries, records,
+// sinks, snapshots and updates (shared, never copied, between actors of one process), a
+// completion callback (write_msg's), a weak pointer (timer_msg's). None leaves the process:
+// members talk over gRPC (cluster/), never through CAF's network layer.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::write_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::update_msg)
@@ -337,3 +338,63 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::reset_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::watch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::timer_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::adopt_msg)
+
+// The actors' own messages, declared in their files (shard_state.hpp, remote_shard.cpp,
+// space_view.cpp, health_watch.cpp), named here for their type IDs.
+namespace weir::actors {
+struct index_built_msg;
+struct scan_done_msg;
+namespace remote_impl {
+struct owner_timeout_msg;
+struct rewatch_msg;
+}  // namespace remote_impl
+namespace space_impl {
+struct source_msg;
+struct member_msg;
+struct listed_msg;
+struct source_failed_msg;
+struct retire_msg;
+}  // namespace space_impl
+namespace watch_impl {
+struct sample_msg;
+}  // namespace watch_impl
+}  // namespace weir::actors
+
+// A type ID and name for every message an actor of this node sends: CAF 0.17.6 uses them for
+// the check the actors are built with (CAF_ENABLE_TYPE_ID_CHECKS: a message type without one
+// does not compile) and to name types; 0.18 requires them. The atoms have theirs as atoms.
+// clang-format off
+CAF_BEGIN_TYPE_ID_BLOCK(weir_actors, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::write_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::commit_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::subscribe_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unsubscribe_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::query_idle_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::update_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::loaded_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::refreshed_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::resync_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::rebaseline_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::reset_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::owner_lost_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::reparent_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::fail_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unit_appeared_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::hand_over_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::adopt_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::handover_done_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::epoch_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::watch_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::timer_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::index_built_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::scan_done_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::remote_impl::owner_timeout_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::remote_impl::rewatch_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::space_impl::source_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::space_impl::member_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::space_impl::listed_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::space_impl::source_failed_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::space_impl::retire_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::watch_impl::sample_msg))
+CAF_END_TYPE_ID_BLOCK(weir_actors)
+// clang-format on

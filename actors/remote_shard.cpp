@@ -20,8 +20,9 @@
 #include "actors/typed_states.hpp"
 #include "actors/unit_idleness.hpp"
 
-namespace weir::actors {
-namespace {
+namespace weir::actors::remote_impl {
+
+// Named here (not in an anonymous namespace) for their type IDs (messages.hpp).
 
 /// The owner stayed away from watch `watch_id` (or, when 0, from query `key`) since its loss
 /// number `epoch`.
@@ -45,6 +46,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, rewatch_msg& x) {
   return f(caf::meta::type_name("rewatch_msg"), x.key);
 }
+
+}  // namespace weir::actors::remote_impl
+
+namespace weir::actors {
+namespace {
+
+using remote_impl::owner_timeout_msg;
+using remote_impl::rewatch_msg;
 
 struct remote_query {
   std::shared_ptr<const core::bound_query> q;
@@ -82,7 +91,7 @@ using remote_ptr = remote_actor::stateful_pointer<remote_state>;
 
 void open_watch(remote_ptr self, const std::string& key, remote_query& e) {
   auto& st = self->state;
-  auto me = caf::actor_cast<remote_actor>(self);
+  auto me = remote_actor{self};
   e.watch_id = st.rt->link->open_watch(
       st.owner, *e.q, [me](watch_event ev) { caf::anon_send(me, watch_msg{std::move(ev)}); });
   st.by_watch[e.watch_id] = key;
@@ -155,8 +164,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
     case watch_event::kind::snapshot:
       e.up = true;
       if (!e.actor) {
-        e.actor =
-            spawn_query(*st.rt, caf::actor_cast<remote_actor>(self), e.q, std::move(ev.snapshot));
+        e.actor = spawn_query(*st.rt, remote_actor{self}, e.q, std::move(ev.snapshot));
         for (auto& w : e.waiting) {
           ++e.forwarded;
           self->send(e.actor, std::move(w));
@@ -279,7 +287,7 @@ void adopt(remote_ptr self, adopt_msg& m) {
   e.actor = m.actor;
   e.forwarded = m.forwarded;
   e.awaiting_snapshot = true;
-  self->send(m.actor, reparent_msg{caf::actor_cast<remote_actor>(self)});
+  self->send(m.actor, reparent_msg{remote_actor{self}});
   open_watch(self, key, e);
 }
 

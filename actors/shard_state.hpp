@@ -277,7 +277,7 @@ using shard_ptr = shard_actor::stateful_pointer<shard_state>;
 
 /// This shard's handle (for the loader, the store's callbacks and its query actors).
 inline shard_actor handle_of(shard_ptr self) {
-  return caf::actor_cast<shard_actor>(self);
+  return shard_actor{self};
 }
 
 /// A change being prepared: the new document is stamped once the versionId is known.

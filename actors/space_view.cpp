@@ -21,8 +21,9 @@
 #include "core/version_id.hpp"
 #include "core/window_merge.hpp"
 
-namespace weir::actors {
-namespace {
+namespace weir::actors::space_impl {
+
+// Named here (not in an anonymous namespace) for their type IDs (messages.hpp).
 
 /// A local unit's part of the merge reported its rows or an update.
 struct source_msg {
@@ -66,15 +67,20 @@ typename Inspector::result_type inspect(Inspector& f, retire_msg&) {
   return f(caf::meta::type_name("retire_msg"));
 }
 
-}  // namespace
-}  // namespace weir::actors
+}  // namespace weir::actors::space_impl
 
 // They carry a unit's rows and updates (shared record pointers): see messages.hpp.
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::source_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::member_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::space_impl::source_msg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::space_impl::member_msg)
 
 namespace weir::actors {
 namespace {
+
+using space_impl::listed_msg;
+using space_impl::member_msg;
+using space_impl::retire_msg;
+using space_impl::source_failed_msg;
+using space_impl::source_msg;
 
 /// The space view: what the registry holds, and what its sources, its listing and its own
 /// retry tell it.
@@ -160,7 +166,7 @@ void subscribe_unit(space_ptr self, const std::string& object) {
   src.key = part->key;
   subscriber sub;
   sub.token = src.token;
-  sub.replica = std::make_shared<source_sink>(caf::actor_cast<space_actor>(self), object);
+  sub.replica = std::make_shared<source_sink>(space_actor{self}, object);
   sub.live = std::make_shared<const std::atomic<bool>>(true);
   st.rt->send_to_shard({st.req->space, object}, subscribe_msg{std::move(part), std::move(sub)});
 }
@@ -172,7 +178,7 @@ void stop_sources(space_ptr self);
 void try_retire(space_ptr self) {
   auto& st = self->state;
   st.retiring = true;
-  if (st.rt->retire_space_view(registry_key(*st.q), caf::actor_cast<space_view_actor>(self),
+  if (st.rt->retire_space_view(registry_key(*st.q), space_view_actor{self},
                                [self] { return self->mailbox().empty(); })) {
     if (st.query) {
       self->send(st.query, stop_atom::value);
@@ -200,7 +206,7 @@ void flush(space_ptr self, bool synthetic) {
       return;
     }
     view_snapshot snap{++st.seq, st.merge->visible(), st.merge->total()};
-    st.query = spawn_query(*st.rt, caf::actor_cast<space_actor>(self), st.q, std::move(snap));
+    st.query = spawn_query(*st.rt, space_actor{self}, st.q, std::move(snap));
     for (auto& w : st.waiting) {
       ++st.forwarded;
       self->send(st.query, std::move(w));
@@ -298,7 +304,7 @@ void stop_sources(space_ptr self) {
     }
   }
   st.members.clear();
-  st.rt->unwatch_space(st.req->space, st.req->dataset, caf::actor_cast<space_actor>(self));
+  st.rt->unwatch_space(st.req->space, st.req->dataset, space_actor{self});
 }
 
 void refuse(const subscribe_msg& w, const std::string& why) {
@@ -400,10 +406,10 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
     // Sources: new objects first (so none is missed between the listing and the registration),
     // then the objects this node holds (listed by a loader thread: a store read per object of
     // the space), then the other members' parts.
-    rt->watch_space(req->space, req->dataset, caf::actor_cast<space_actor>(self));
+    rt->watch_space(req->space, req->dataset, space_actor{self});
     ++st.pending;  // the listing
     {
-      auto me = caf::actor_cast<space_actor>(self);
+      auto me = space_actor{self};
       auto space = req->space;
       auto dataset = req->dataset;
       rt->loader.post([rt, me, space, dataset] {
@@ -419,7 +425,7 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
         auto& src = st.members[member];
         src.initial = true;
         ++st.pending;
-        auto me = caf::actor_cast<space_actor>(self);
+        auto me = space_actor{self};
         src.watch_id = rt->link->open_watch(member, *part, [me, member](watch_event ev) {
           caf::anon_send(me, member_msg{member, std::move(ev)});
         });
@@ -475,8 +481,7 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
         flush(self, false);
       },
       [self](source_failed_msg& m) {
-        fail(self,
-             m.object.empty() ? m.why : "the part of object '" + m.object + "' ended: " + m.why);
+        fail(self, "the part of object '" + m.object + "' ended: " + m.why);
       },
       [self](resync_msg& m) {
         if (self->state.query) {

@@ -34,7 +34,7 @@ class unit_idleness {
     auto wait = idle_for;
     if (unused()) {
       if (now - last_used_ >= idle_for) {
-        auto me = caf::actor_cast<unit_actor>(self);
+        auto me = unit_actor{self};
         if (rt.retire_shard(unit, me, [self] { return self->mailbox().empty(); })) {
           self->quit();
           return true;
