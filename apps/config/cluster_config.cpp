@@ -80,7 +80,7 @@ result<void> read_cluster(std::string_view file, const json::object& root, node_
   if (*id) {
     c.node_id = **id;
   }
-  WEIR_TRY(read_integers(*s, "cluster", cfg));
+  WEIR_TRY(read_declared(*s, "cluster", cfg));
   if (c.down_after_ms <= c.suspect_after_ms) {
     return config_error(file, "cluster.downAfterMs", "must be greater than cluster.suspectAfterMs");
   }

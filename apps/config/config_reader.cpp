@@ -76,7 +76,7 @@ result<void> read_endpoint(const section& s, std::string_view key, std::string& 
   return {};
 }
 
-result<void> read_integers(const section& s, std::string_view schema_section, node_config& cfg) {
+result<void> read_declared(const section& s, std::string_view schema_section, node_config& cfg) {
   for (const auto& k : integer_keys()) {
     if (k.section != schema_section) {
       continue;
@@ -91,6 +91,34 @@ result<void> read_integers(const section& s, std::string_view schema_section, no
     if (*v) {
       k.set(cfg, **v);
     }
+  }
+  for (const auto& k : flag_keys()) {
+    if (k.section != schema_section) {
+      continue;
+    }
+    if (const auto* v = s.get(k.key)) {
+      if (!v->is_bool()) {
+        return config_error(s.file, s.path(k.key), "must be true or false");
+      }
+      k.set(cfg, v->get_bool());
+    }
+  }
+  for (const auto& k : choice_keys()) {
+    if (k.section != schema_section) {
+      continue;
+    }
+    auto t = s.text(k.key);
+    if (!t) {
+      return std::move(t).error();
+    }
+    if (!*t) {
+      continue;
+    }
+    if (std::find(k.words.begin(), k.words.end(), **t) == k.words.end()) {
+      return config_error(s.file, s.path(k.key),
+                          "must be one of " + join(k.words) + " (got \"" + **t + "\")");
+    }
+    k.set(cfg, **t);
   }
   return {};
 }

@@ -1,7 +1,8 @@
 // weir::config reader — what the loader's files share to read weir.yaml's sections: a section
-// with its keys checked against the schema (config_schema.hpp), integer keys read from the
-// schema, the config.invalid errors naming the file and key, files the configuration names.
-// Private to apps/config (node_config.cpp, auth_config.cpp, cluster_config.cpp).
+// with its keys checked against the schema (config_schema.hpp), its integer, flag and choice
+// keys read from the schema, the config.invalid errors naming the file and key, files the
+// configuration names. Private to apps/config (node_config.cpp, auth_config.cpp,
+// cluster_config.cpp).
 #pragma once
 
 #include <algorithm>
@@ -106,10 +107,10 @@ result<section> open_section(std::string_view file, const json::object& root, st
 result<void> read_endpoint(const section& s, std::string_view key, std::string& host,
                            std::uint16_t& port);
 
-// Reads the integer keys the schema declares for `schema_section` (config_schema.cpp) that `s`
-// holds, in the schema's order; each key absent keeps its default (fixed, or derived from keys
-// read before it).
-result<void> read_integers(const section& s, std::string_view schema_section, node_config& cfg);
+// Reads the integer, flag and choice keys the schema declares for `schema_section`
+// (config_schema.cpp) that `s` holds, in the schema's order; each key absent keeps its default
+// (fixed, or derived from keys read before it).
+result<void> read_declared(const section& s, std::string_view schema_section, node_config& cfg);
 
 // A file named in the configuration: relative paths are relative to the file's own directory.
 result<std::string> read_named_file(std::string_view file, const std::string& key,

@@ -98,16 +98,40 @@ const integer_key integer_table[] = {
   {"cluster", "leaseRenewMs", 50, 300000, WEIR_FIELD(cluster.lease_renew_ms)},
 };
 
-// The other keys of each section: text, booleans, lists and nested sections, each read by the
-// loader's own code for its shape.
+#define WEIR_FLAG(field)                                    \
+  [](node_config& c, bool v) { c.field = v; }, [](const node_config& c) { return c.field; }
+#define WEIR_CHOICE(field)                                                        \
+  [](node_config& c, std::string_view v) { c.field = std::string{v}; },           \
+      [](const node_config& c) { return std::string_view{c.field}; }
+
+const flag_key flag_table[] = {
+  {"store.postgres", "changeCapture", WEIR_FLAG(postgres_change_capture)},
+  {"query", "allowNullOrigin", WEIR_FLAG(hub.allow_null_origin)},
+};
+
+constexpr std::string_view backends[] = {"embedded", "postgres"};
+constexpr std::string_view log_levels[] = {"debug", "info", "warn", "error", "off"};
+constexpr std::string_view log_formats[] = {"text", "json"};
+
+const choice_key choice_table[] = {
+  {"store", "backend", backends, WEIR_CHOICE(store_backend)},
+  {"log", "level", log_levels, WEIR_CHOICE(log_level)},
+  {"log", "format", log_formats, WEIR_CHOICE(log_format)},
+};
+
+#undef WEIR_FLAG
+#undef WEIR_CHOICE
+
+// The other keys of each section: text, lists, rules, nested sections and the token verifier's
+// options, each read by the loader's own code for its shape.
 constexpr std::pair<std::string_view, std::string_view> other_keys[] = {
   {"", "node"}, {"", "http"}, {"", "store"}, {"", "query"}, {"", "windowed"}, {"", "records"},
   {"", "cluster"}, {"", "auth"}, {"", "spaces"}, {"", "queries"}, {"", "log"},
   {"node", "http"}, {"node", "grpc"}, {"node", "peer"}, {"node", "dataDir"},
   {"http", "trustedProxies"},
-  {"store", "backend"}, {"store", "postgres"},
-  {"store.postgres", "url"}, {"store.postgres", "changeCapture"},
-  {"query", "allowedOrigins"}, {"query", "allowNullOrigin"},
+  {"store", "postgres"},
+  {"store.postgres", "url"},
+  {"query", "allowedOrigins"},
   {"auth", "jwt"}, {"auth", "hubs"}, {"auth", "adminRole"},
   {"auth.jwt", "secret"}, {"auth.jwt", "secretFile"}, {"auth.jwt", "publicKeyFiles"},
   {"auth.jwt", "jwksFile"}, {"auth.jwt", "issuer"}, {"auth.jwt", "audience"},
@@ -119,7 +143,6 @@ constexpr std::pair<std::string_view, std::string_view> other_keys[] = {
   {"cluster.tls", "certFile"}, {"cluster.tls", "keyFile"}, {"cluster.tls", "caFile"},
   {"cluster.advertise", "peer"}, {"cluster.advertise", "http"},
   {"cluster.members[]", "id"}, {"cluster.members[]", "peer"}, {"cluster.members[]", "http"},
-  {"log", "level"}, {"log", "format"},
 };
 
 constexpr std::string_view section_names[] = {
@@ -136,6 +159,14 @@ std::span<const integer_key> integer_keys() {
   return integer_table;
 }
 
+std::span<const flag_key> flag_keys() {
+  return flag_table;
+}
+
+std::span<const choice_key> choice_keys() {
+  return choice_table;
+}
+
 std::vector<std::string_view> keys_of(std::string_view section) {
   std::vector<std::string_view> keys;
   for (const auto& [s, k] : other_keys) {
@@ -144,6 +175,16 @@ std::vector<std::string_view> keys_of(std::string_view section) {
     }
   }
   for (const auto& k : integer_table) {
+    if (k.section == section) {
+      keys.push_back(k.key);
+    }
+  }
+  for (const auto& k : flag_table) {
+    if (k.section == section) {
+      keys.push_back(k.key);
+    }
+  }
+  for (const auto& k : choice_table) {
     if (k.section == section) {
       keys.push_back(k.key);
     }

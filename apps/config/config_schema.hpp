@@ -1,10 +1,12 @@
-// weir::config schema — the declared shape of weir.yaml: every key of every section, and for
-// each integer key its range, the field of node_config it sets (whose initializer is its
-// default) and, where its default follows another key as configured, how. The loader
-// (node_config.cpp) refuses keys that are not here and reads every integer key from here, with
-// the messages that come from it ("must be between MIN and MAX"); `weir serve --check` runs the
+// weir::config schema — the declared shape of weir.yaml: every key of every section; for each
+// integer key its range, the field of node_config it sets (whose initializer is its default)
+// and, where its default follows another key as configured, how; for each true/false key and
+// each key that takes one word of a list (a choice), the field it sets and the words. The loader
+// (node_config.cpp) refuses keys that are not here and reads every integer, flag and choice key
+// of node_config from here, with the messages that come from it ("must be between MIN and MAX",
+// "must be true or false", "must be one of A, B (got "X")"); `weir serve --check` runs the
 // loader. tests/unit/apps/config_schema_test.cpp checks docs/configuration.md against it: each
-// integer key's row (section, default, range) and the complete file of defaults.
+// such key's row (section, default, range or words) and the complete file of defaults.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,31 @@ struct integer_key {
 /// Every integer key, in the order the loader reads them (a derived default reads keys before
 /// it).
 std::span<const integer_key> integer_keys();
+
+/// One true/false key of node_config.
+struct flag_key {
+  std::string_view section;
+  std::string_view key;
+  void (*set)(node_config&, bool);
+  /// Reads the field: node_config{}'s is the default.
+  bool (*get)(const node_config&);
+};
+
+/// Every flag key of node_config (auth.jwt's go to the token verifier: auth_config.cpp).
+std::span<const flag_key> flag_keys();
+
+/// One key of node_config that takes one word of a fixed list.
+struct choice_key {
+  std::string_view section;
+  std::string_view key;
+  std::span<const std::string_view> words;  ///< in the order messages and the reference list them
+  void (*set)(node_config&, std::string_view);
+  /// Reads the field: node_config{}'s is the default.
+  std::string_view (*get)(const node_config&);
+};
+
+/// Every choice key.
+std::span<const choice_key> choice_keys();
 
 /// Every key `section` takes ("store.postgres" and "cluster.tls" for nested ones; the top level
 /// is ""), integer keys included, in the order messages list them.

@@ -182,7 +182,7 @@ result<void> read_node(std::string_view file, const json::object& root, node_con
   if (*dir) {
     cfg.data_dir = **dir;
   }
-  WEIR_TRY(read_integers(*s, "node", cfg));
+  WEIR_TRY(read_declared(*s, "node", cfg));
   return {};
 }
 
@@ -192,7 +192,7 @@ result<void> read_hub(std::string_view file, const json::object& root, node_conf
   if (!s) {
     return std::move(s).error();
   }
-  WEIR_TRY(read_integers(*s, "query", cfg));
+  WEIR_TRY(read_declared(*s, "query", cfg));
   if (hub.max_outbound_queue_bytes < hub.max_outbound_frame_bytes) {
     // Otherwise one largest permitted frame would already overflow the queue.
     return config_error(file, s->path("maxOutboundQueueBytes"),
@@ -212,12 +212,6 @@ result<void> read_hub(std::string_view file, const json::object& root, node_conf
       }
       hub.allowed_origins.emplace_back(o.get_string());
     }
-  }
-  if (const auto* v = s->get("allowNullOrigin")) {
-    if (!v->is_bool()) {
-      return config_error(file, s->path("allowNullOrigin"), "must be true or false");
-    }
-    hub.allow_null_origin = v->get_bool();
   }
   return {};
 }
@@ -266,7 +260,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     if (!s) {
       return std::move(s).error();
     }
-    WEIR_TRY(read_integers(*s, "http", cfg));
+    WEIR_TRY(read_declared(*s, "http", cfg));
     if (const auto* v = s->get("trustedProxies")) {
       auto bad = [&] {
         return config_error(file, s->path("trustedProxies"),
@@ -293,17 +287,6 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     if (!s) {
       return std::move(s).error();
     }
-    auto backend = s->text("backend");
-    if (!backend) {
-      return std::move(backend).error();
-    }
-    if (*backend) {
-      if (**backend != "embedded" && **backend != "postgres") {
-        return config_error(file, s->path("backend"),
-                            "must be \"embedded\" or \"postgres\" (got \"" + **backend + "\")");
-      }
-      cfg.store_backend = **backend;
-    }
     if (s->obj) {
       auto pg =
           open_section(file, *s->obj, "postgres", keys_of("store.postgres"), "store.postgres");
@@ -317,14 +300,9 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
       if (*url) {
         cfg.postgres_url = **url;
       }
-      if (const auto* v = pg->get("changeCapture")) {
-        if (!v->is_bool()) {
-          return config_error(file, pg->path("changeCapture"), "must be true or false");
-        }
-        cfg.postgres_change_capture = v->get_bool();
-      }
+      WEIR_TRY(read_declared(*pg, "store.postgres", cfg));
     }
-    WEIR_TRY(read_integers(*s, "store", cfg));
+    WEIR_TRY(read_declared(*s, "store", cfg));
   }
   WEIR_TRY(read_hub(file, root, cfg));
   {
@@ -332,14 +310,14 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     if (!s) {
       return std::move(s).error();
     }
-    WEIR_TRY(read_integers(*s, "windowed", cfg));
+    WEIR_TRY(read_declared(*s, "windowed", cfg));
   }
   {
     auto s = open_section(file, root, "records", keys_of("records"));
     if (!s) {
       return std::move(s).error();
     }
-    WEIR_TRY(read_integers(*s, "records", cfg));
+    WEIR_TRY(read_declared(*s, "records", cfg));
   }
   WEIR_TRY(read_cluster(file, root, cfg));
   WEIR_TRY(read_queries(file, root, cfg));
@@ -348,26 +326,7 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
     if (!s) {
       return std::move(s).error();
     }
-    auto one_of = [&](std::string_view key, std::vector<std::string_view> allowed,
-                      std::string& out) -> result<void> {
-      auto t = s->text(key);
-      if (!t) {
-        return std::move(t).error();
-      }
-      if (!*t) {
-        return {};
-      }
-      for (auto a : allowed) {
-        if (**t == a) {
-          out = **t;
-          return {};
-        }
-      }
-      return config_error(file, s->path(key),
-                          "must be one of " + join(allowed) + " (got \"" + **t + "\")");
-    };
-    WEIR_TRY(one_of("level", {"debug", "info", "warn", "error", "off"}, cfg.log_level));
-    WEIR_TRY(one_of("format", {"text", "json"}, cfg.log_format));
+    WEIR_TRY(read_declared(*s, "log", cfg));
   }
   return cfg;
 }

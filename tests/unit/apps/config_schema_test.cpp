@@ -1,12 +1,14 @@
 // Tests for apps/config/config_schema: the declared keys are what the loader reads and refuses
-// (each integer key's range, from the schema alone), and docs/configuration.md matches them —
-// every integer key's row with its default and range, and the complete file of defaults, which
-// must hold every key and load to exactly the defaults. This is the check that keeps the
+// (each integer key's range, each flag's true and false, each choice's words, from the schema
+// alone), and docs/configuration.md matches them — every such key's row with its default and
+// range or words, and the complete file of defaults, which must hold every key and load to
+// exactly the defaults. This is the check that keeps the
 // reference true as keys are added.
 #include "apps/config/config_schema.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -197,6 +199,137 @@ TEST(ConfigSchema, TheCompleteFileOfDefaultsHoldsEveryKeyAndLoadsToTheDefaults) 
     }
     EXPECT_TRUE(found) << name << " is missing from the complete file";
     EXPECT_EQ(k.get(*loaded), k.get(*defaults));
+  }
+}
+
+// A file that sets `key` of `section` ("store.postgres": nested) to `value`.
+std::string yaml_setting(std::string_view section, std::string_view key, const std::string& value) {
+  std::string out, indent;
+  std::string_view rest = section;
+  while (!rest.empty()) {
+    auto dot = rest.find('.');
+    out += indent + std::string{rest.substr(0, dot)} + ":\n";
+    indent += "  ";
+    rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
+  }
+  return out + indent + std::string{key} + ": " + value + "\n";
+}
+
+/// Where the reference lists `key` of `section`: the table of its top section, the row named
+/// by the rest ("store.postgres", "changeCapture" → table `store`, row `postgres.changeCapture`).
+std::pair<std::string, std::string> reference_row(std::string_view section, std::string_view key) {
+  auto dot = section.find('.');
+  if (dot == std::string_view::npos) {
+    return {std::string{section}, std::string{key}};
+  }
+  return {std::string{section.substr(0, dot)},
+          std::string{section.substr(dot + 1)} + "." + std::string{key}};
+}
+
+TEST(ConfigSchema, EveryFlagAndChoiceKeyIsAKeyOfItsSectionOnce) {
+  std::set<std::string> seen;
+  auto once = [&](std::string_view section, std::string_view key) {
+    auto name = std::string{section} + "." + std::string{key};
+    EXPECT_TRUE(seen.insert(name).second) << name << " declared twice";
+    auto keys = keys_of(section);
+    EXPECT_EQ(std::count(keys.begin(), keys.end(), key), 1) << name;
+  };
+  for (const auto& k : flag_keys()) {
+    once(k.section, k.key);
+  }
+  for (const auto& k : choice_keys()) {
+    once(k.section, k.key);
+    EXPECT_GE(k.words.size(), 2u) << k.key;
+    auto d = k.get(node_config{});
+    EXPECT_NE(std::find(k.words.begin(), k.words.end(), d), k.words.end())
+        << k.key << ": the default '" << d << "' is not one of its words";
+  }
+}
+
+TEST(ConfigSchema, TheLoaderTakesEveryFlagAndWordAndRefusesAnythingElse) {
+  for (const auto& k : flag_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    for (bool v : {true, false}) {
+      auto r = load_config_text(yaml_setting(k.section, k.key, v ? "true" : "false"), "w.yaml");
+      ASSERT_TRUE(r) << r.error().message;
+      EXPECT_EQ(k.get(*r), v);
+    }
+    for (auto bad : {"1", "yes", "\"true\""}) {
+      auto r = load_config_text(yaml_setting(k.section, k.key, bad), "w.yaml");
+      ASSERT_FALSE(r) << bad << " was taken";
+      EXPECT_NE(r.error().message.find(name + "': must be true or false"), std::string::npos)
+          << r.error().message;
+    }
+  }
+  for (const auto& k : choice_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    std::string listed;
+    for (auto w : k.words) {
+      auto r = load_config_text(yaml_setting(k.section, k.key, std::string{w}), "w.yaml");
+      if (r) {
+        EXPECT_EQ(k.get(*r), w);
+      } else {
+        // Only a rule between keys may refuse a word (backend: postgres needs postgres.url).
+        EXPECT_EQ(r.error().message.find("must be one of"), std::string::npos) << r.error().message;
+      }
+      listed += (listed.empty() ? "" : ", ") + std::string{w};
+    }
+    auto r = load_config_text(yaml_setting(k.section, k.key, "Bogus"), "w.yaml");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find(name + "': must be one of " + listed + " (got \"Bogus\")"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(ConfigSchema, TheReferenceListsEveryFlagAndChoiceWithItsDefaultAndWords) {
+  auto tables = reference_tables(read_docs());
+  auto check = [&](std::string_view section, std::string_view key, std::string_view dflt,
+                   std::vector<std::string_view> words) {
+    auto name = std::string{section} + "." + std::string{key};
+    SCOPED_TRACE(name);
+    auto [table, row_key] = reference_row(section, key);
+    auto t = tables.find(table);
+    ASSERT_NE(t, tables.end()) << "docs/configuration.md has no table for `" << table << "`";
+    auto row = t->second.find(row_key);
+    ASSERT_NE(row, t->second.end()) << name << " is not in docs/configuration.md";
+    ASSERT_GE(row->second.size(), 4u) << name << ": no column for its words";
+    EXPECT_NE(row->second[1].find("`" + std::string{dflt} + "`"), std::string::npos)
+        << "default `" << dflt << "` not in '" << row->second[1] << "'";
+    for (auto w : words) {
+      EXPECT_NE(row->second[2].find("`" + std::string{w} + "`"), std::string::npos)
+          << "`" << w << "` not in '" << row->second[2] << "'";
+    }
+  };
+  for (const auto& k : flag_keys()) {
+    check(k.section, k.key, k.get(node_config{}) ? "true" : "false", {"true", "false"});
+  }
+  for (const auto& k : choice_keys()) {
+    check(k.section, k.key, k.get(node_config{}),
+          std::vector<std::string_view>(k.words.begin(), k.words.end()));
+  }
+}
+
+TEST(ConfigSchema, TheCompleteFileOfDefaultsGivesEveryFlagAndChoiceItsDefault) {
+  auto docs = read_docs();
+  auto heading = docs.find("## A complete file with every default");
+  ASSERT_NE(heading, std::string::npos);
+  auto start = docs.find("```yaml\n", heading) + 8;
+  auto file = "\n" + docs.substr(start, docs.find("```", start) - start);
+  auto loaded = load_config_text(file, "configuration.md");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const node_config defaults;
+  for (const auto& k : flag_keys()) {
+    EXPECT_NE(file.find(std::string{k.key} + ": "), std::string::npos)
+        << k.key << " is missing from the complete file";
+    EXPECT_EQ(k.get(*loaded), k.get(defaults)) << k.key;
+  }
+  for (const auto& k : choice_keys()) {
+    EXPECT_NE(file.find(std::string{k.key} + ": "), std::string::npos)
+        << k.key << " is missing from the complete file";
+    EXPECT_EQ(k.get(*loaded), k.get(defaults)) << k.key;
   }
 }
 
