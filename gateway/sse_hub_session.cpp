@@ -17,6 +17,7 @@
 #include "gateway/query_routes.hpp"
 #include "gateway/request_identity.hpp"
 #include "gateway/sse_head.hpp"
+#include "gateway/stream_refusal.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -227,36 +228,16 @@ void sse_hub_session::refuse(unsigned status, std::string body) {
                                {"code", error_code_of(body)},
                                {"correlation", correlation_id_},
                                {"remote", remote_}});
-  auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
-                                                                 version_);
-  res->set(http::field::server, "weir");
-  res->set(http::field::content_type, "application/json");
-  res->set("X-Correlation-ID", correlation_id_);
-  res->body() = std::move(body);
-  res->keep_alive(false);
-  res->prepare_payload();
-  stream_.expires_after(std::chrono::seconds(10));
-  http::async_write(stream_, *res,
-                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-                    });
+  write_refusal(shared_from_this(), stream_,
+                stream_refusal(status, version_, correlation_id_, std::move(body)));
 }
 
 void sse_hub_session::refuse_over_budget() {
   // §9: over the hub connection budget the stream GET answers 503, Retry-After: 1, no body.
   ctx_.traffic.closed_at(bound_close::hub_capacity);
-  auto res = std::make_shared<http::response<http::empty_body>>(http::status::service_unavailable,
-                                                                version_);
-  res->set(http::field::server, "weir");
+  auto res = stream_refusal(503, version_, correlation_id_);
   res->set(http::field::retry_after, "1");
-  res->set("X-Correlation-ID", correlation_id_);
-  res->keep_alive(false);
-  res->prepare_payload();
-  stream_.expires_after(std::chrono::seconds(10));
-  http::async_write(stream_, *res,
-                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-                    });
+  write_refusal(shared_from_this(), stream_, std::move(res));
 }
 
 void sse_hub_session::on_header(beast::error_code ec, std::size_t) {

@@ -16,6 +16,7 @@
 #include "gateway/hangup_read.hpp"
 #include "gateway/http_errors.hpp"
 #include "gateway/sse_head.hpp"
+#include "gateway/stream_refusal.hpp"
 #include "gateway/watched_write.hpp"
 #include "log/log.hpp"
 
@@ -149,20 +150,8 @@ void windowed_stream_session::on_refused(core::error e) {
   closed_ = true;
   query_.reset();
   deadline_.cancel();
-  auto res = std::make_shared<http::response<http::string_body>>(
-      static_cast<http::status>(status_for(e)), version_);
-  res->set(http::field::server, "weir");
-  res->set(http::field::content_type, "application/json");
-  res->set(http::field::cache_control, "no-store");
-  res->set("X-Correlation-ID", correlation_id_);
-  res->body() = error_body(e);
-  res->keep_alive(false);
-  res->prepare_payload();
-  stream_.expires_after(std::chrono::seconds(10));
-  http::async_write(stream_, *res,
-                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-                    });
+  write_refusal(shared_from_this(), stream_,
+                stream_refusal(status_for(e), version_, correlation_id_, error_body(e)));
 }
 
 void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snapshot) {

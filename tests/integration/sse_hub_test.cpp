@@ -858,6 +858,10 @@ TEST(SseHub, OverTheConnectionBudgetIs503WithRetryAfter) {
   sse_client second{n.port};
   EXPECT_EQ(second.status(), 503u) << second.response().head;
   EXPECT_EQ(second.header("retry-after"), "1");
+  // The head every stream refusal carries (gateway/stream_refusal.hpp), as the windowed
+  // stream's: not cached, and the request's correlation id.
+  EXPECT_EQ(second.header("cache-control"), "no-store");
+  EXPECT_TRUE(looks_like_uuid(second.header("x-correlation-id")));
   expect_empty(second.response());
   EXPECT_TRUE(second.ended());
   // A WebSocket hub connection shares the budget: accepted, then closed 1013.
