@@ -193,24 +193,7 @@ void admin_events_session::finish() {
   ticks_.cancel();
   keep_alive_.cancel();
   expiry_.cancel();
-  beast::error_code ec;
-  if (!chunked_) {
-    deadline_.cancel();
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
-    return;
-  }
-  // The close deadline stays armed until the terminator is out: it is the only thing that
-  // ends this write if the client stopped reading.
-  writing_ = true;
-  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
-  asio::async_write(stream_, *last,
-                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      self->deadline_.cancel();
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-                      self->stream_.socket().close(ec);
-                    });
+  end_event_stream(shared_from_this(), stream_, chunked_, deadline_, writing_);
 }
 
 void admin_events_session::gone() {

@@ -2,10 +2,13 @@
 // direct and AG-UI state streams it carries, windowed streams, the admin page's stream, and the
 // HEAD probes of these), written once so that the streams cannot drift apart (they had:
 // `X-Content-Type-Options` was on one only, and HTTP/1.0 framing on two). The media type is the
-// one thing that differs, each protocol's own. Internal to gateway/.
+// one thing that differs, each protocol's own; and how such a stream ends. Internal to gateway/.
 #pragma once
 
+#include <memory>
 #include <string_view>
+
+#include <boost/asio/steady_timer.hpp>
 
 #include "gateway/beast.hpp"
 
@@ -45,6 +48,36 @@ bool set_sse_framing(http::response<Body>& res) {
   }
   res.keep_alive(false);
   return false;
+}
+
+/// Ends an event stream whose last event is out, in its framing: chunked, the terminating chunk
+/// is written and then the connection closed; otherwise (HTTP/1.0) the connection is closed,
+/// which ends the body. `deadline` is the session's close deadline: left armed while the
+/// terminator is written, it is the one thing that ends that write when the client stopped
+/// reading (its handler closes the socket), and is cancelled once the write is done. `writing`
+/// is the session's flag for a write in flight; `self` keeps the session alive until the end.
+/// Shared by the windowed and admin events sessions (the SSE hub's stream ends with its
+/// connection).
+template <class Session>
+void end_event_stream(std::shared_ptr<Session> self, beast::tcp_stream& stream, bool chunked,
+                      asio::steady_timer& deadline, bool& writing) {
+  beast::error_code ec;
+  if (!chunked) {
+    deadline.cancel();
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream.socket().close(ec);
+    return;
+  }
+  writing = true;
+  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
+  asio::async_write(stream, *last,
+                    [self = std::move(self), last, &stream, &deadline, &writing](
+                        beast::error_code ec, std::size_t) {
+                      writing = false;
+                      deadline.cancel();
+                      stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+                      stream.socket().close(ec);
+                    });
 }
 
 }  // namespace weir::gateway

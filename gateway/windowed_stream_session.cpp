@@ -248,9 +248,11 @@ void windowed_stream_session::on_closed(std::string reason) {
   // (Not the stream's own timeout: it cannot be set while a read and a write are both pending.)
   deadline_.expires_after(ctx_.opts.windowed_close_deadline);
   deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->closed_) {
+    if (ec) {
       return;
     }
+    // Also once `closed` is out: the terminator's write may be stuck on a client that stopped
+    // reading, and closing the socket ends it.
     self->gone();
     beast::error_code ignore;
     self->stream_.socket().close(ignore);
@@ -392,22 +394,9 @@ void windowed_stream_session::finish() {
   // The terminal `closed` is out: end the chunked body, then the connection.
   closed_ = true;
   keep_alive_.cancel();
-  deadline_.cancel();
   expiry_.cancel();
-  if (!chunked_) {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
-    return;
-  }
-  writing_ = true;
-  auto last = std::make_shared<http::chunk_last<>>(http::make_chunk_last());
-  asio::async_write(stream_, *last,
-                    [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-                      self->stream_.socket().close(ec);
-                    });
+  // The close deadline stays armed until the terminator is out (end_event_stream).
+  end_event_stream(shared_from_this(), stream_, chunked_, deadline_, writing_);
 }
 
 void windowed_stream_session::keep_alive_ping() {

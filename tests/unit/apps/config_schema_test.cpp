@@ -237,10 +237,11 @@ TEST(ConfigSchema, EveryFlagAndChoiceKeyIsAKeyOfItsSectionOnce) {
   for (const auto& k : flag_keys()) {
     once(k.section, k.key);
   }
+  const node_config defaults;  // get() views into it
   for (const auto& k : choice_keys()) {
     once(k.section, k.key);
     EXPECT_GE(k.words.size(), 2u) << k.key;
-    auto d = k.get(node_config{});
+    auto d = k.get(defaults);
     EXPECT_NE(std::find(k.words.begin(), k.words.end(), d), k.words.end())
         << k.key << ": the default '" << d << "' is not one of its words";
   }
@@ -303,11 +304,12 @@ TEST(ConfigSchema, TheReferenceListsEveryFlagAndChoiceWithItsDefaultAndWords) {
           << "`" << w << "` not in '" << row->second[2] << "'";
     }
   };
+  const node_config defaults;  // get() views into it
   for (const auto& k : flag_keys()) {
-    check(k.section, k.key, k.get(node_config{}) ? "true" : "false", {"true", "false"});
+    check(k.section, k.key, k.get(defaults) ? "true" : "false", {"true", "false"});
   }
   for (const auto& k : choice_keys()) {
-    check(k.section, k.key, k.get(node_config{}),
+    check(k.section, k.key, k.get(defaults),
           std::vector<std::string_view>(k.words.begin(), k.words.end()));
   }
 }
