@@ -102,7 +102,7 @@ const integer_key integer_table[] = {
   [](node_config& c, bool v) { c.field = v; }, [](const node_config& c) { return c.field; }
 #define WEIR_CHOICE(field)                                                        \
   [](node_config& c, std::string_view v) { c.field = std::string{v}; },           \
-      [](const node_config& c) { return std::string_view{c.field}; }
+      [](const node_config& c) { return c.field; }
 
 const flag_key flag_table[] = {
   {"store.postgres", "changeCapture", WEIR_FLAG(postgres_change_capture)},

@@ -56,9 +56,8 @@ struct choice_key {
   std::string_view key;
   std::span<const std::string_view> words;  ///< in the order messages and the reference list them
   void (*set)(node_config&, std::string_view);
-  /// Reads the field, as a view into the config (which must outlive it): node_config{}'s is
-  /// the default.
-  std::string_view (*get)(const node_config&);
+  /// Reads the field: node_config{}'s is the default.
+  std::string (*get)(const node_config&);
 };
 
 /// Every choice key.

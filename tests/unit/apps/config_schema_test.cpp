@@ -237,7 +237,7 @@ TEST(ConfigSchema, EveryFlagAndChoiceKeyIsAKeyOfItsSectionOnce) {
   for (const auto& k : flag_keys()) {
     once(k.section, k.key);
   }
-  const node_config defaults;  // get() views into it
+  const node_config defaults;
   for (const auto& k : choice_keys()) {
     once(k.section, k.key);
     EXPECT_GE(k.words.size(), 2u) << k.key;
@@ -272,7 +272,7 @@ TEST(ConfigSchema, TheLoaderTakesEveryFlagAndWordAndRefusesAnythingElse) {
       if (r) {
         EXPECT_EQ(k.get(*r), w);
       } else {
-        // Only a rule between keys may refuse a word (backend: postgres needs postgres.url).
+        // Only a rule between keys may refuse a word.
         EXPECT_EQ(r.error().message.find("must be one of"), std::string::npos) << r.error().message;
       }
       listed += (listed.empty() ? "" : ", ") + std::string{w};
@@ -304,7 +304,7 @@ TEST(ConfigSchema, TheReferenceListsEveryFlagAndChoiceWithItsDefaultAndWords) {
           << "`" << w << "` not in '" << row->second[2] << "'";
     }
   };
-  const node_config defaults;  // get() views into it
+  const node_config defaults;
   for (const auto& k : flag_keys()) {
     check(k.section, k.key, k.get(defaults) ? "true" : "false", {"true", "false"});
   }
