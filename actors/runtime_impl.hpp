@@ -37,7 +37,7 @@ class timed_target;
 /// the system's logger in the calling thread's thread-local storage, and ~actor_system waits
 /// until every such reference is gone: one spawn from a gRPC thread, which outlives the
 /// runtime, hung shutdown. A thread that had no logger before is cleared again after.
-/// Returns what `spawn` returns (a caf::actor, or a typed handle).
+/// Returns what `spawn` returns (the spawned actor's typed handle).
 template <class F>
 auto spawn_anywhere(F&& spawn) {
   bool foreign = caf::logger::current_logger() == nullptr;
