@@ -73,6 +73,18 @@ std::map<std::string, std::map<std::string, std::vector<std::string>>> reference
   return out;
 }
 
+/// The YAML of the reference's "A complete file with every default", from a line break so that
+/// every section line is found as "\n<section>:"; "" when the page has none.
+std::string complete_file(const std::string& docs) {
+  auto heading = docs.find("## A complete file with every default");
+  auto start = heading == std::string::npos ? heading : docs.find("```yaml\n", heading);
+  if (start == std::string::npos) {
+    return {};
+  }
+  start += 8;
+  return "\n" + docs.substr(start, docs.find("```", start) - start);
+}
+
 bool holds_number(const std::string& text, std::int64_t n) {
   auto digits = std::to_string(n);
   for (auto at = text.find(digits); at != std::string::npos; at = text.find(digits, at + 1)) {
@@ -167,14 +179,8 @@ TEST(ConfigSchema, TheReferenceListsEveryIntegerKeyWithItsDefaultAndRange) {
 
 TEST(ConfigSchema, TheCompleteFileOfDefaultsHoldsEveryKeyAndLoadsToTheDefaults) {
   auto docs = read_docs();
-  auto heading = docs.find("## A complete file with every default");
-  ASSERT_NE(heading, std::string::npos);
-  auto start = docs.find("```yaml\n", heading);
-  ASSERT_NE(start, std::string::npos);
-  start += 8;
-  auto end = docs.find("```", start);
-  // From a line break, so that every section line is found as "\n<section>:".
-  auto file = "\n" + docs.substr(start, end - start);
+  auto file = complete_file(docs);
+  ASSERT_FALSE(file.empty()) << "docs/configuration.md has no complete file of defaults";
   auto loaded = load_config_text(file, "configuration.md");
   ASSERT_TRUE(loaded) << loaded.error().message;
   auto defaults = load_config_text("", "defaults");
@@ -316,10 +322,8 @@ TEST(ConfigSchema, TheReferenceListsEveryFlagAndChoiceWithItsDefaultAndWords) {
 
 TEST(ConfigSchema, TheCompleteFileOfDefaultsGivesEveryFlagAndChoiceItsDefault) {
   auto docs = read_docs();
-  auto heading = docs.find("## A complete file with every default");
-  ASSERT_NE(heading, std::string::npos);
-  auto start = docs.find("```yaml\n", heading) + 8;
-  auto file = "\n" + docs.substr(start, docs.find("```", start) - start);
+  auto file = complete_file(docs);
+  ASSERT_FALSE(file.empty()) << "docs/configuration.md has no complete file of defaults";
   auto loaded = load_config_text(file, "configuration.md");
   ASSERT_TRUE(loaded) << loaded.error().message;
   const node_config defaults;
