@@ -7,6 +7,11 @@
 
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/json.hpp>
 
 #include "test_support.hpp"
@@ -77,6 +82,67 @@ TEST(SortIndexLimit, AWindowOnOneSortTooManyIsRefusedUntilAnotherSortsWindowsClo
   }
   EXPECT_TRUE(opened) << "the index of a closed sort never made room";
   EXPECT_EQ(http(n.port, "GET", "/readyz").status, 200u);
+}
+
+/// A plain socket on 127.0.0.1:`port` with a 5 s receive timeout; -1 if it did not connect.
+int connect_plain(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(SortIndexLimit, ARefusedStreamsConnectionClosesEvenIfItsClientNeverDoes) {
+  // The refusal comes from the unit, after the session began watching for its client's
+  // hang-up: once the answer is written the server half-closes, and a client that never
+  // closes its side must not keep the session (and its socket) alive past the linger.
+  limited_node n;
+  windowed_stream a{n.port, "t", "object", window_on("a")};
+  ASSERT_EQ(a.status(), 200u);
+  a.open();
+  windowed_stream b{n.port, "t", "object", window_on("b")};
+  ASSERT_EQ(b.status(), 200u);
+  b.open();
+
+  int fd = connect_plain(n.port);
+  ASSERT_GE(fd, 0);
+  const auto body = window_on("n");
+  const auto req = "POST " + windowed_path("t", "object", true) +
+                   " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    auto got = ::recv(fd, buf, sizeof buf, 0);
+    ASSERT_GE(got, 0) << "no end of the refusal within 5 s";
+    if (got == 0) {
+      break;  // the server's half-close
+    }
+    answer.append(buf, static_cast<std::size_t>(got));
+  }
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 503")) << answer;
+  EXPECT_NE(answer.find("query.too_many_sorts"), std::string::npos) << answer;
+
+  // The client keeps its side open. While the server's socket lives it reads (and discards)
+  // what arrives; once it is closed a byte sent draws a reset, and the next send fails.
+  const auto t0 = std::chrono::steady_clock::now();
+  bool closed = false;
+  while (!closed && std::chrono::steady_clock::now() - t0 < 10s) {
+    closed = ::send(fd, "x", 1, MSG_NOSIGNAL) < 0;
+    std::this_thread::sleep_for(50ms);
+  }
+  ::close(fd);
+  EXPECT_TRUE(closed) << "the refused connection was still open 10 s after its answer";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
 }
 
 TEST(SortIndexLimit, AnArcPagedQueryOnOneSortTooManyGetsAnErrorFrame) {
