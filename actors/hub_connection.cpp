@@ -21,6 +21,7 @@
 #include "actors/messages.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime_impl.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "core/access_rule.hpp"
 #include "core/hub_codec.hpp"
 #include "core/query_definition.hpp"
@@ -199,7 +200,10 @@ struct hub_connection::state final : subscription_owner,
     if (s.health) {
       s.health.reset();
     } else if (!s.route.empty() && !rt->stopped.load()) {
-      rt->send_to_live_shard(route_unit(s), unsubscribe_msg{route_key(s), s.token});
+      auto unit = route_unit(s);
+      if (!unsubscribe_batch::defer(*rt, unit, route_key(s), s.token)) {
+        rt->send_to_live_shard(unit, unsubscribe_msg{route_key(s), s.token});
+      }
     }
     release_unit();
   }

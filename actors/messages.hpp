@@ -102,6 +102,18 @@ typename Inspector::result_type inspect(Inspector& f, unsubscribe_msg& x) {
   return f(caf::meta::type_name("unsubscribe_msg"), x.key, x.token);
 }
 
+/// Several unsubscribes at once (actors/unsubscribe_batch.hpp): to a unit, those of its
+/// subscriptions that one I/O thread's wake-up ended; from the shard to a query actor, those of
+/// that query. One message where a mass disconnect would send one per subscription.
+struct unsubscribe_batch_msg {
+  std::vector<unsubscribe_msg> items;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unsubscribe_batch_msg& x) {
+  return f(caf::meta::type_name("unsubscribe_batch_msg"), x.items);
+}
+
 /// Query actor → shard: no subscribers left after `seen` subscribes.
 struct query_idle_msg {
   std::string key;
@@ -204,11 +216,11 @@ typename Inspector::result_type inspect(Inspector& f, fail_msg& x) {
 
 /// A query actor (query_actor.cpp): one per query key. Typed, so that a message it has no
 /// handler for does not compile at the sender (untyped, it would be refused only at run time).
-using query_actor = caf::typed_actor<caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
-                                     caf::reacts_to<update_msg>, caf::reacts_to<resync_msg>,
-                                     caf::reacts_to<rebaseline_msg>, caf::reacts_to<reset_msg>,
-                                     caf::reacts_to<reparent_msg>, caf::reacts_to<owner_lost_msg>,
-                                     caf::reacts_to<fail_msg>, caf::reacts_to<stop_atom>>;
+using query_actor = caf::typed_actor<
+    caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
+    caf::reacts_to<unsubscribe_batch_msg>, caf::reacts_to<update_msg>, caf::reacts_to<resync_msg>,
+    caf::reacts_to<rebaseline_msg>, caf::reacts_to<reset_msg>, caf::reacts_to<reparent_msg>,
+    caf::reacts_to<owner_lost_msg>, caf::reacts_to<fail_msg>, caf::reacts_to<stop_atom>>;
 
 struct hand_over_msg;
 struct adopt_msg;
@@ -220,11 +232,13 @@ struct epoch_msg;
 /// What the connections, the runtime and query actors may tell either; each adds what only it
 /// hears (the store's and the loader's answers; the owner's watch events). Typed, so a message
 /// neither has a handler for does not compile at the sender.
-using unit_actor = caf::typed_actor<
-    caf::reacts_to<write_msg>, caf::reacts_to<subscribe_msg>, caf::reacts_to<unsubscribe_msg>,
-    caf::reacts_to<resync_msg>, caf::reacts_to<rebaseline_msg>, caf::reacts_to<query_idle_msg>,
-    caf::reacts_to<hand_over_msg>, caf::reacts_to<adopt_msg>, caf::reacts_to<handover_done_msg>,
-    caf::reacts_to<epoch_msg>, caf::reacts_to<idle_atom>>;
+using unit_actor =
+    caf::typed_actor<caf::reacts_to<write_msg>, caf::reacts_to<subscribe_msg>,
+                     caf::reacts_to<unsubscribe_msg>, caf::reacts_to<unsubscribe_batch_msg>,
+                     caf::reacts_to<resync_msg>, caf::reacts_to<rebaseline_msg>,
+                     caf::reacts_to<query_idle_msg>, caf::reacts_to<hand_over_msg>,
+                     caf::reacts_to<adopt_msg>, caf::reacts_to<handover_done_msg>,
+                     caf::reacts_to<epoch_msg>, caf::reacts_to<idle_atom>>;
 
 /// Runtime → space view: a unit of its space got its first record of the view's dataset.
 struct unit_appeared_msg {
@@ -369,6 +383,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir_actors, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::commit_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::subscribe_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unsubscribe_msg))
+  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unsubscribe_batch_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::query_idle_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::update_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::loaded_msg))

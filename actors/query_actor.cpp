@@ -262,6 +262,15 @@ query_actor::behavior_type query_behavior(query_ptr self, runtime::impl* rt,
           went_idle(self);
         }
       },
+      [self](const unsubscribe_batch_msg& m) {
+        bool removed = false;
+        for (const auto& u : m.items) {
+          removed = remove_sub(self, u.token) || removed;
+        }
+        if (removed) {
+          went_idle(self);
+        }
+      },
       [self](const resync_msg& m) {
         auto& st = self->state;
         for (auto& r : st.replicas) {

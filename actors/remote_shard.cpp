@@ -291,6 +291,28 @@ void adopt(remote_ptr self, adopt_msg& m) {
   open_watch(self, key, e);
 }
 
+/// Closes subscription `m.token`: still waiting for its watch, it never opens (and a query left
+/// with nothing waiting and no actor closes); else its query actor is told.
+void unsubscribe(remote_ptr self, unsubscribe_msg& m) {
+  auto& st = self->state;
+  auto it = st.queries.find(m.key);
+  if (it == st.queries.end()) {
+    return;
+  }
+  auto& e = it->second;
+  auto waited =
+      std::erase_if(e.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
+  if (e.actor) {
+    if (waited == 0) {
+      self->send(e.actor, std::move(m));
+    }
+    return;
+  }
+  if (e.waiting.empty()) {
+    close_query(self, m.key);
+  }
+}
+
 remote_actor::behavior_type remote_serving(remote_ptr self);
 
 remote_actor::behavior_type remote_behavior(remote_ptr self, runtime::impl* rt,
@@ -371,23 +393,10 @@ remote_actor::behavior_type remote_serving(remote_ptr self) {
           e.waiting.push_back(std::move(m));
         }
       },
-      [self](unsubscribe_msg& m) {
-        auto& st = self->state;
-        auto it = st.queries.find(m.key);
-        if (it == st.queries.end()) {
-          return;
-        }
-        auto& e = it->second;
-        auto waited = std::erase_if(
-            e.waiting, [&m](const subscribe_msg& w) { return w.sub.token == m.token; });
-        if (e.actor) {
-          if (waited == 0) {
-            self->send(e.actor, std::move(m));
-          }
-          return;
-        }
-        if (e.waiting.empty()) {
-          close_query(self, m.key);
+      [self](unsubscribe_msg& m) { unsubscribe(self, m); },
+      [self](unsubscribe_batch_msg& m) {
+        for (auto& u : m.items) {
+          unsubscribe(self, u);
         }
       },
       [self](rebaseline_msg& m) {

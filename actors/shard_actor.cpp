@@ -144,6 +144,18 @@ shard_actor::behavior_type taking_over(shard_ptr self) {
       });
 }
 
+/// An unsubscribe whose query has no actor: its subscribe is still waiting for an index or a
+/// count, and never opens.
+void drop_waiting(shard_ptr self, const unsubscribe_msg& m) {
+  for (auto& [name, ds] : self->state.data) {
+    ds.for_each_job([&](index_build& b) {
+      std::erase_if(b.waiting, [&](const subscribe_msg& w) {
+        return w.sub.token == m.token && w.query->key == m.key;
+      });
+    });
+  }
+}
+
 shard_actor::behavior_type handing_over(shard_ptr self) {
   // Delegated, so the successor sees the original sender (a query actor's idle message is
   // checked against it).
@@ -160,6 +172,7 @@ shard_actor::behavior_type handing_over(shard_ptr self) {
       [pass](write_msg& m) { pass(m); },
       [pass](subscribe_msg& m) { pass(m); },
       [pass](unsubscribe_msg& m) { pass(m); },
+      [pass](unsubscribe_batch_msg& m) { pass(m); },
       [pass](resync_msg& m) { pass(m); },
       [pass](rebaseline_msg& m) { pass(m); },
       [pass](query_idle_msg& m) { pass(m); },
@@ -193,13 +206,23 @@ shard_actor::behavior_type serving(shard_ptr self) {
           self->send(it->second.actor, std::move(m));
           return;
         }
-        // Still waiting for its index or count: it never opens.
-        for (auto& [name, ds] : self->state.data) {
-          ds.for_each_job([&](index_build& b) {
-            std::erase_if(b.waiting, [&](const subscribe_msg& w) {
-              return w.sub.token == m.token && w.query->key == m.key;
-            });
-          });
+        drop_waiting(self, m);
+      },
+      [self](unsubscribe_batch_msg& m) {
+        // One message to each query actor for its share (a mass disconnect is mostly one key's).
+        std::sort(m.items.begin(), m.items.end(),
+                  [](const auto& a, const auto& b) { return a.key < b.key; });
+        for (auto first = m.items.begin(); first != m.items.end();) {
+          auto last = std::find_if(first, m.items.end(),
+                                   [&](const auto& u) { return u.key != first->key; });
+          auto it = self->state.views.find(first->key);
+          if (it == self->state.views.end()) {
+            std::for_each(first, last, [&](const auto& u) { drop_waiting(self, u); });
+          } else {
+            self->send(it->second.actor, unsubscribe_batch_msg{{std::make_move_iterator(first),
+                                                                std::make_move_iterator(last)}});
+          }
+          first = last;
         }
       },
       [self](resync_msg& m) {

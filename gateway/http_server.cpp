@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/runtime.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/http_session.hpp"
@@ -28,6 +29,12 @@ struct http_server::impl {
       guards.emplace_back(c->get_executor());
       lanes.push_back(std::make_unique<delivery_lane>(*c));
       wheels.push_back(std::make_unique<keep_alive_wheel>(*c));
+      // The subscriptions the handlers of one wake-up end leave in one message per unit: the
+      // flush is posted behind them.
+      unsubscribes.push_back(std::make_unique<actors::unsubscribe_batch>(
+          rt, [ioc = c.get()](actors::unsubscribe_batch& b) {
+            asio::post(*ioc, [&b] { b.flush(); });
+          }));
     }
   }
 
@@ -137,6 +144,9 @@ struct http_server::impl {
 
   std::atomic<int> refusing{0};
   server_context ctx;
+  // One per context, same order; before the contexts, so that what their sessions end as the
+  // contexts go is still sent (the batch sends what it holds when it goes).
+  std::vector<std::unique_ptr<actors::unsubscribe_batch>> unsubscribes;
   std::vector<std::unique_ptr<asio::io_context>> iocs;  // one per I/O thread
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
   std::vector<std::unique_ptr<delivery_lane>> lanes;  // one per context, same order
@@ -205,12 +215,14 @@ core::result<void> http_server::start() {
   }
   impl_->do_accept();
   for (std::size_t i = 0; i < impl_->iocs.size(); ++i) {
-    impl_->threads.emplace_back(
-        [c = impl_->iocs[i].get(), lane = impl_->lanes[i].get(), wheel = impl_->wheels[i].get()] {
-          delivery_lane::set_current(lane);
-          keep_alive_wheel::set_current(wheel);
-          c->run();
-        });
+    impl_->threads.emplace_back([c = impl_->iocs[i].get(), lane = impl_->lanes[i].get(),
+                                 wheel = impl_->wheels[i].get(),
+                                 unsubscribes = impl_->unsubscribes[i].get()] {
+      delivery_lane::set_current(lane);
+      keep_alive_wheel::set_current(wheel);
+      actors::unsubscribe_batch::set_current(unsubscribes);
+      c->run();
+    });
   }
   return {};
 }

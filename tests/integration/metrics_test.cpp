@@ -153,6 +153,54 @@ TEST_F(Metrics, FramesBytesDeliveryTimesAndGroupCommitsAreCounted) {
   EXPECT_EQ(m[R"(weir_subscriptions_by_encoding{protocol="arc",mode="delta"})"], 0);
 }
 
+TEST_F(Metrics, ManyConnectionsEndingTogetherReleaseEverySubscription) {
+  // Connections that end in one wake-up of the I/O thread release their subscriptions in one
+  // message per unit and one per query (actors/unsubscribe_batch.hpp): every subscription of
+  // every key must still reach its query actor, and each query ends once it has none left.
+  put_record(port, "t", "o1", "items", "a", R"({"n":0})");
+  put_record(port, "t", "o2", "items", "a", R"({"n":0})");
+  const auto delta = R"(weir_subscriptions_by_encoding{protocol="arc",mode="delta"})";
+  const auto full = R"(weir_subscriptions_by_encoding{protocol="arc",mode="full"})";
+  std::vector<std::unique_ptr<ws_client>> clients;
+  for (int i = 0; i < 40; ++i) {
+    auto c = std::make_unique<ws_client>(port);
+    c->expect_connected();
+    // Two units, two keys of one of them, and two subscriptions of one key per connection.
+    const std::string obj = i % 2 == 0 ? "o1" : "o2";
+    c->subscribe("a", "T.Items.All", {{"obj", obj}}, 1, "delta");
+    c->read_json();
+    c->subscribe("b", "T.Items.All", {{"obj", obj}}, 1, "delta");
+    c->read_json();
+    c->subscribe("c", "T.Items.All", {{"obj", obj}}, 1, "full", {{"page", 0}, {"pageSize", 1}});
+    c->read_json();
+    clients.push_back(std::move(c));
+  }
+  auto m = scrape(port);
+  EXPECT_EQ(m[delta], 80);
+  EXPECT_EQ(m[full], 40);
+  EXPECT_EQ(m["weir_query_keys"], 4);
+
+  clients.clear();
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline &&
+         (m[delta] != 0 || m[full] != 0 || m["weir_query_keys"] != 0)) {
+    std::this_thread::sleep_for(20ms);
+    m = scrape(port);
+  }
+  EXPECT_EQ(m[delta], 0);
+  EXPECT_EQ(m[full], 0);
+  EXPECT_EQ(m["weir_query_keys"], 0) << "a query kept running with no subscription left";
+
+  // The units serve on: a new subscriber gets its snapshot and the next write.
+  ws_client next{port};
+  next.expect_connected();
+  next.subscribe("a", "T.Items.All", {{"obj", "o1"}}, 1, "delta");
+  next.read_json();
+  put_record(port, "t", "o1", "items", "b", R"({"n":1})");
+  auto f = next.read_json();
+  EXPECT_EQ(f["type"], "QueryResult");
+}
+
 TEST(MetricsCluster, EachMemberIsUpAndWatchesAreCounted) {
   cluster3 cl;
   auto obj = cl.object_owned_by(1, "met");
