@@ -21,8 +21,10 @@ core::result<std::unique_ptr<windowed_query>> windowed_query::open(
   q->caller_ = std::move(caller);
   q->token_ = impl.next_token();
   q->space_ = req->space;
+  q->live_ = std::make_shared<std::atomic<bool>>(true);
   subscriber sub;
   sub.token = q->token_;
+  sub.live = q->live_;
   sub.windowed = std::move(sink);
   sub.windowed_stream = true;
   bool sent = false;
@@ -46,6 +48,7 @@ core::result<std::unique_ptr<windowed_query>> windowed_query::open(
 }
 
 windowed_query::~windowed_query() {
+  live_->store(false, std::memory_order_release);
   auto& impl = rt_->internals();
   if (!impl.stopped.load()) {
     if (merged_) {

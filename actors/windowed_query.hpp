@@ -36,6 +36,10 @@ class windowed_query {
   bool merged_ = false;  // the space-wide dataset: held by the space's merge, not a unit
   std::uint64_t token_ = 0;
   std::shared_ptr<const core::windowed_request> req_;
+  /// Cleared when it ends, before its unsubscribe is sent: a subscribe that the unsubscribe
+  /// overtakes (a unit handed to a new entry forwards the subscribes that waited on the old one)
+  /// is then not registered by the query it reaches.
+  std::shared_ptr<std::atomic<bool>> live_;
 };
 
 }  // namespace weir::actors

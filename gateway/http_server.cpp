@@ -144,8 +144,9 @@ struct http_server::impl {
 
   std::atomic<int> refusing{0};
   server_context ctx;
-  // One per context, same order; before the contexts, so that what their sessions end as the
-  // contexts go is still sent (the batch sends what it holds when it goes).
+  // One per context, same order. A batch sends what it still holds when it goes (a flush that
+  // stop() discarded); sessions the contexts destroy as they go end on this thread, which has
+  // no batch, and send their own.
   std::vector<std::unique_ptr<actors::unsubscribe_batch>> unsubscribes;
   std::vector<std::unique_ptr<asio::io_context>> iocs;  // one per I/O thread
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
