@@ -38,7 +38,11 @@ using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using idle_atom = caf::atom_constant<caf::atom("idle")>;
 
-/// A write for the shard that owns the unit.
+/// A write for the shard that owns the unit. Its answer is a callback, not a response promise:
+/// every writer is outside the actor system (an I/O thread's HTTP session, a gRPC call, a
+/// member's forwarded write, the demo writer), and a CAF request needs a requesting actor, so
+/// an answer through CAF would cost an actor or a blocking wait per write. The shard calls
+/// `done` once, from an actor thread; the caller posts it to its own executor.
 struct write_msg {
   write_command cmd;
   write_callback done;
