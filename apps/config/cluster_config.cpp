@@ -73,13 +73,6 @@ result<void> read_cluster(std::string_view file, const json::object& root, node_
       }
     }
   }
-  auto id = s->text("nodeId");
-  if (!id) {
-    return std::move(id).error();
-  }
-  if (*id) {
-    c.node_id = **id;
-  }
   WEIR_TRY(read_declared(*s, "cluster", cfg));
   if (c.down_after_ms <= c.suspect_after_ms) {
     return config_error(file, "cluster.downAfterMs", "must be greater than cluster.suspectAfterMs");

@@ -43,14 +43,14 @@ result<section> open_section(std::string_view file, const json::object& root, st
   return s;
 }
 
-result<void> read_endpoint(const section& s, std::string_view key, std::string& host,
+result<bool> read_endpoint(const section& s, std::string_view key, std::string& host,
                            std::uint16_t& port) {
   auto t = s.text(key);
   if (!t) {
     return std::move(t).error();
   }
   if (!*t) {
-    return {};
+    return false;
   }
   const std::string& text = **t;
   auto bad = [&] {
@@ -73,10 +73,36 @@ result<void> read_endpoint(const section& s, std::string_view key, std::string& 
   }
   host = std::move(h);
   port = static_cast<std::uint16_t>(value);
-  return {};
+  return true;
 }
 
 result<void> read_declared(const section& s, std::string_view schema_section, node_config& cfg) {
+  for (const auto& k : endpoint_keys()) {
+    if (k.section != schema_section) {
+      continue;
+    }
+    std::string host;
+    std::uint16_t port = 0;
+    auto read = read_endpoint(s, k.key, host, port);
+    if (!read) {
+      return std::move(read).error();
+    }
+    if (*read) {
+      k.set(cfg, std::move(host), port);
+    }
+  }
+  for (const auto& k : text_keys()) {
+    if (k.section != schema_section) {
+      continue;
+    }
+    auto t = s.text(k.key);
+    if (!t) {
+      return std::move(t).error();
+    }
+    if (*t) {
+      k.set(cfg, std::move(**t));
+    }
+  }
   for (const auto& k : integer_keys()) {
     if (k.section != schema_section) {
       continue;

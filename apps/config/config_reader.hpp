@@ -1,6 +1,6 @@
 // weir::config reader — what the loader's files share to read weir.yaml's sections: a section
-// with its keys checked against the schema (config_schema.hpp), its integer, flag and choice
-// keys read from the schema, the config.invalid errors naming the file and key, files the
+// with its keys checked against the schema (config_schema.hpp), its declared keys read from the
+// schema, the config.invalid errors naming the file and key, files the
 // configuration names. Private to apps/config (node_config.cpp, auth_config.cpp,
 // cluster_config.cpp).
 #pragma once
@@ -103,13 +103,14 @@ struct section {
 result<section> open_section(std::string_view file, const json::object& root, std::string name,
                              const std::vector<std::string_view>& keys, std::string display = {});
 
-// "host:port", "[v6]:port"; port 0 means "pick a free one".
-result<void> read_endpoint(const section& s, std::string_view key, std::string& host,
+// "host:port", "[v6]:port"; port 0 means "pick a free one". False (host and port untouched)
+// when `s` does not hold `key`.
+result<bool> read_endpoint(const section& s, std::string_view key, std::string& host,
                            std::uint16_t& port);
 
-// Reads the integer, flag and choice keys the schema declares for `schema_section`
-// (config_schema.cpp) that `s` holds, in the schema's order; each key absent keeps its default
-// (fixed, or derived from keys read before it).
+// Reads the endpoint, text, integer, flag and choice keys the schema declares for
+// `schema_section` (config_schema.cpp) that `s` holds, in the schema's order; each key absent
+// keeps its default (fixed, or derived from keys read before it).
 result<void> read_declared(const section& s, std::string_view schema_section, node_config& cfg);
 
 // A file named in the configuration: relative paths are relative to the file's own directory.

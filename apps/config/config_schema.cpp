@@ -12,6 +12,12 @@ namespace {
 
 constexpr std::int64_t mib = std::int64_t{1} << 20;
 
+// "host:port", an IPv6 host in brackets.
+std::string endpoint_text(const std::string& host, std::uint16_t port) {
+  auto h = host.find(':') == std::string::npos ? host : "[" + host + "]";
+  return h + ":" + std::to_string(port);
+}
+
 // The set and get functions of one node_config field.
 #define WEIR_FIELD(field)                                                              \
   [](node_config& c, std::int64_t v) { c.field = static_cast<decltype(c.field)>(v); }, \
@@ -119,18 +125,40 @@ const choice_key choice_table[] = {
   {"log", "format", log_formats, WEIR_CHOICE(log_format)},
 };
 
+#define WEIR_TEXT(field)                                                      \
+  [](node_config& c, std::string v) { c.field = std::move(v); },              \
+      [](const node_config& c) { return c.field; }
+#define WEIR_ENDPOINT(host, port)                                                        \
+  [](node_config& c, std::string h, std::uint16_t p) {                                   \
+    c.host = std::move(h);                                                               \
+    c.port = p;                                                                          \
+  },                                                                                     \
+      [](const node_config& c) { return endpoint_text(c.host, c.port); }
+
+const text_key text_table[] = {
+  {"node", "dataDir", WEIR_TEXT(data_dir)},
+  {"store.postgres", "url", WEIR_TEXT(postgres_url)},
+  {"cluster", "nodeId", WEIR_TEXT(cluster.node_id)},
+};
+
+const endpoint_key endpoint_table[] = {
+  {"node", "http", WEIR_ENDPOINT(http_address, http_port)},
+  {"node", "grpc", WEIR_ENDPOINT(grpc_address, grpc_port)},
+  {"node", "peer", WEIR_ENDPOINT(peer_address, peer_port)},
+};
+
 #undef WEIR_FLAG
 #undef WEIR_CHOICE
+#undef WEIR_TEXT
+#undef WEIR_ENDPOINT
 
-// The other keys of each section: text, lists, rules, nested sections and the token verifier's
-// options, each read by the loader's own code for its shape.
+// The other keys of each section: lists, rules, nested sections, the cluster's peers and
+// secrets and the token verifier's options, each read by the loader's own code for its shape.
 constexpr std::pair<std::string_view, std::string_view> other_keys[] = {
   {"", "node"}, {"", "http"}, {"", "store"}, {"", "query"}, {"", "windowed"}, {"", "records"},
   {"", "cluster"}, {"", "auth"}, {"", "spaces"}, {"", "queries"}, {"", "log"},
-  {"node", "http"}, {"node", "grpc"}, {"node", "peer"}, {"node", "dataDir"},
   {"http", "trustedProxies"},
   {"store", "postgres"},
-  {"store.postgres", "url"},
   {"query", "allowedOrigins"},
   {"auth", "jwt"}, {"auth", "hubs"}, {"auth", "adminRole"},
   {"auth.jwt", "secret"}, {"auth.jwt", "secretFile"}, {"auth.jwt", "publicKeyFiles"},
@@ -138,7 +166,7 @@ constexpr std::pair<std::string_view, std::string_view> other_keys[] = {
   {"auth.jwt", "cookie"}, {"auth.jwt", "subjectClaim"}, {"auth.jwt", "tenantClaim"},
   {"auth.jwt", "tenantsClaim"}, {"auth.jwt", "rolesClaim"}, {"auth.jwt", "clockSkewSeconds"},
   {"auth.jwt", "requireExpiry"}, {"auth.jwt", "queryParameter"},
-  {"cluster", "nodeId"}, {"cluster", "members"}, {"cluster", "token"}, {"cluster", "tokenFile"},
+  {"cluster", "members"}, {"cluster", "token"}, {"cluster", "tokenFile"},
   {"cluster", "tls"}, {"cluster", "advertise"},
   {"cluster.tls", "certFile"}, {"cluster.tls", "keyFile"}, {"cluster.tls", "caFile"},
   {"cluster.advertise", "peer"}, {"cluster.advertise", "http"},
@@ -167,11 +195,29 @@ std::span<const choice_key> choice_keys() {
   return choice_table;
 }
 
+std::span<const text_key> text_keys() {
+  return text_table;
+}
+
+std::span<const endpoint_key> endpoint_keys() {
+  return endpoint_table;
+}
+
 std::vector<std::string_view> keys_of(std::string_view section) {
   std::vector<std::string_view> keys;
   for (const auto& [s, k] : other_keys) {
     if (s == section) {
       keys.push_back(k);
+    }
+  }
+  for (const auto& k : endpoint_table) {
+    if (k.section == section) {
+      keys.push_back(k.key);
+    }
+  }
+  for (const auto& k : text_table) {
+    if (k.section == section) {
+      keys.push_back(k.key);
     }
   }
   for (const auto& k : integer_table) {

@@ -172,16 +172,6 @@ result<void> read_node(std::string_view file, const json::object& root, node_con
   if (!s) {
     return std::move(s).error();
   }
-  WEIR_TRY(read_endpoint(*s, "http", cfg.http_address, cfg.http_port));
-  WEIR_TRY(read_endpoint(*s, "grpc", cfg.grpc_address, cfg.grpc_port));
-  WEIR_TRY(read_endpoint(*s, "peer", cfg.peer_address, cfg.peer_port));
-  auto dir = s->text("dataDir");
-  if (!dir) {
-    return std::move(dir).error();
-  }
-  if (*dir) {
-    cfg.data_dir = **dir;
-  }
   WEIR_TRY(read_declared(*s, "node", cfg));
   return {};
 }
@@ -292,13 +282,6 @@ result<node_config> validate(std::string_view file, const json::value& doc) {
           open_section(file, *s->obj, "postgres", keys_of("store.postgres"), "store.postgres");
       if (!pg) {
         return std::move(pg).error();
-      }
-      auto url = pg->text("url");
-      if (!url) {
-        return std::move(url).error();
-      }
-      if (*url) {
-        cfg.postgres_url = **url;
       }
       WEIR_TRY(read_declared(*pg, "store.postgres", cfg));
     }

@@ -148,20 +148,47 @@ TEST(ConfigSchema, TheLoaderTakesEveryKeyAtItsBoundsAndRefusesPastThem) {
   }
 }
 
+/// Where the reference lists `key` of `section`: the table of its top section, the row named
+/// by the rest ("store.postgres", "changeCapture" → table `store`, row `postgres.changeCapture`).
+std::pair<std::string, std::string> reference_row(std::string_view section, std::string_view key) {
+  auto dot = section.find('.');
+  if (dot == std::string_view::npos) {
+    return {std::string{section}, std::string{key}};
+  }
+  return {std::string{section.substr(0, dot)},
+          std::string{section.substr(dot + 1)} + "." + std::string{key}};
+}
+
+/// The cells of the reference's row for `key` of `section`; null, with a failure, when it has
+/// none.
+const std::vector<std::string>* reference_cells(
+    const std::map<std::string, std::map<std::string, std::vector<std::string>>>& tables,
+    std::string_view section, std::string_view key) {
+  auto [table, row_key] = reference_row(section, key);
+  auto t = tables.find(table);
+  if (t == tables.end()) {
+    ADD_FAILURE() << "docs/configuration.md has no table for `" << table << "`";
+    return nullptr;
+  }
+  auto row = t->second.find(row_key);
+  if (row == t->second.end()) {
+    ADD_FAILURE() << section << "." << key << " is not in docs/configuration.md";
+    return nullptr;
+  }
+  return &row->second;
+}
+
 TEST(ConfigSchema, TheReferenceListsEveryIntegerKeyWithItsDefaultAndRange) {
   auto tables = reference_tables(read_docs());
   const node_config defaults = *load_config_text("", "defaults");
   for (const auto& k : integer_keys()) {
     auto name = std::string{k.section} + "." + std::string{k.key};
     SCOPED_TRACE(name);
-    auto section = tables.find(std::string{k.section});
-    ASSERT_NE(section, tables.end())
-        << "docs/configuration.md has no table for `" << k.section << "`";
-    auto row = section->second.find(std::string{k.key});
-    ASSERT_NE(row, section->second.end()) << name << " is not in docs/configuration.md";
-    ASSERT_GE(row->second.size(), 3u);
-    const auto& dflt = row->second[1];
-    const auto& range = row->second[2];
+    const auto* cells = reference_cells(tables, k.section, k.key);
+    ASSERT_NE(cells, nullptr);
+    ASSERT_GE(cells->size(), 3u);
+    const auto& dflt = (*cells)[1];
+    const auto& range = (*cells)[2];
     std::int64_t fixed = k.get(node_config{});
     if (k.derive == nullptr && fixed >= k.min && fixed <= k.max) {
       EXPECT_TRUE(holds_number(dflt, fixed)) << "default " << fixed << " not in '" << dflt << "'";
@@ -221,31 +248,23 @@ std::string yaml_setting(std::string_view section, std::string_view key, const s
   return out + indent + std::string{key} + ": " + value + "\n";
 }
 
-/// Where the reference lists `key` of `section`: the table of its top section, the row named
-/// by the rest ("store.postgres", "changeCapture" → table `store`, row `postgres.changeCapture`).
-std::pair<std::string, std::string> reference_row(std::string_view section, std::string_view key) {
-  auto dot = section.find('.');
-  if (dot == std::string_view::npos) {
-    return {std::string{section}, std::string{key}};
-  }
-  return {std::string{section.substr(0, dot)},
-          std::string{section.substr(dot + 1)} + "." + std::string{key}};
+/// `key` of `section` is declared once (`seen` holds the keys checked before) and its section
+/// takes it once.
+void declared_once(std::set<std::string>& seen, std::string_view section, std::string_view key) {
+  auto name = std::string{section} + "." + std::string{key};
+  EXPECT_TRUE(seen.insert(name).second) << name << " declared twice";
+  auto keys = keys_of(section);
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), key), 1) << name;
 }
 
 TEST(ConfigSchema, EveryFlagAndChoiceKeyIsAKeyOfItsSectionOnce) {
   std::set<std::string> seen;
-  auto once = [&](std::string_view section, std::string_view key) {
-    auto name = std::string{section} + "." + std::string{key};
-    EXPECT_TRUE(seen.insert(name).second) << name << " declared twice";
-    auto keys = keys_of(section);
-    EXPECT_EQ(std::count(keys.begin(), keys.end(), key), 1) << name;
-  };
   for (const auto& k : flag_keys()) {
-    once(k.section, k.key);
+    declared_once(seen, k.section, k.key);
   }
   const node_config defaults;
   for (const auto& k : choice_keys()) {
-    once(k.section, k.key);
+    declared_once(seen, k.section, k.key);
     EXPECT_GE(k.words.size(), 2u) << k.key;
     auto d = k.get(defaults);
     EXPECT_NE(std::find(k.words.begin(), k.words.end(), d), k.words.end())
@@ -297,17 +316,14 @@ TEST(ConfigSchema, TheReferenceListsEveryFlagAndChoiceWithItsDefaultAndWords) {
                    std::vector<std::string_view> words) {
     auto name = std::string{section} + "." + std::string{key};
     SCOPED_TRACE(name);
-    auto [table, row_key] = reference_row(section, key);
-    auto t = tables.find(table);
-    ASSERT_NE(t, tables.end()) << "docs/configuration.md has no table for `" << table << "`";
-    auto row = t->second.find(row_key);
-    ASSERT_NE(row, t->second.end()) << name << " is not in docs/configuration.md";
-    ASSERT_GE(row->second.size(), 4u) << name << ": no column for its words";
-    EXPECT_NE(row->second[1].find("`" + std::string{dflt} + "`"), std::string::npos)
-        << "default `" << dflt << "` not in '" << row->second[1] << "'";
+    const auto* cells = reference_cells(tables, section, key);
+    ASSERT_NE(cells, nullptr);
+    ASSERT_GE(cells->size(), 4u) << name << ": no column for its words";
+    EXPECT_NE((*cells)[1].find("`" + std::string{dflt} + "`"), std::string::npos)
+        << "default `" << dflt << "` not in '" << (*cells)[1] << "'";
     for (auto w : words) {
-      EXPECT_NE(row->second[2].find("`" + std::string{w} + "`"), std::string::npos)
-          << "`" << w << "` not in '" << row->second[2] << "'";
+      EXPECT_NE((*cells)[2].find("`" + std::string{w} + "`"), std::string::npos)
+          << "`" << w << "` not in '" << (*cells)[2] << "'";
     }
   };
   const node_config defaults;
@@ -335,6 +351,89 @@ TEST(ConfigSchema, TheCompleteFileOfDefaultsGivesEveryFlagAndChoiceItsDefault) {
   for (const auto& k : choice_keys()) {
     EXPECT_NE(file.find(std::string{k.key} + ": "), std::string::npos)
         << k.key << " is missing from the complete file";
+    EXPECT_EQ(k.get(*loaded), k.get(defaults)) << k.key;
+  }
+}
+
+TEST(ConfigSchema, EveryTextAndEndpointKeyIsAKeyOfItsSectionOnce) {
+  std::set<std::string> seen;
+  for (const auto& k : text_keys()) {
+    declared_once(seen, k.section, k.key);
+  }
+  for (const auto& k : endpoint_keys()) {
+    declared_once(seen, k.section, k.key);
+  }
+}
+
+TEST(ConfigSchema, TheLoaderTakesEveryTextAndAddressAndRefusesWhatIsNot) {
+  for (const auto& k : text_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    auto r = load_config_text(yaml_setting(k.section, k.key, "\"some-text_1\""), "w.yaml");
+    if (r) {
+      EXPECT_EQ(k.get(*r), "some-text_1");
+    } else {
+      // Only a rule between keys may refuse it (a nodeId with no members, say).
+      EXPECT_EQ(r.error().message.find(name + "'"), std::string::npos) << r.error().message;
+    }
+    for (auto bad : {"\"\"", "5", "[a]"}) {
+      auto refused = load_config_text(yaml_setting(k.section, k.key, bad), "w.yaml");
+      ASSERT_FALSE(refused) << bad << " was taken";
+      EXPECT_NE(refused.error().message.find(name + "': must be a non-empty string"),
+                std::string::npos)
+          << refused.error().message;
+    }
+  }
+  for (const auto& k : endpoint_keys()) {
+    auto name = std::string{k.section} + "." + std::string{k.key};
+    SCOPED_TRACE(name);
+    for (auto good : {"10.1.2.3:65535", "[::1]:0", "0.0.0.0:8"}) {
+      auto r = load_config_text(yaml_setting(k.section, k.key, "\"" + std::string{good} + "\""),
+                                "w.yaml");
+      ASSERT_TRUE(r) << r.error().message;
+      EXPECT_EQ(k.get(*r), good);
+    }
+    for (auto bad : {"host", ":80", "h:65536", "h:-1", "[]:80"}) {
+      auto r = load_config_text(yaml_setting(k.section, k.key, "\"" + std::string{bad} + "\""),
+                                "w.yaml");
+      ASSERT_FALSE(r) << bad << " was taken";
+      EXPECT_NE(r.error().message.find(name + "': must be \"host:port\" with a port 0..65535"),
+                std::string::npos)
+          << r.error().message;
+    }
+  }
+}
+
+TEST(ConfigSchema, TheReferenceAndTheCompleteFileGiveEveryTextAndAddressItsDefault) {
+  auto docs = read_docs();
+  auto tables = reference_tables(docs);
+  auto file = complete_file(docs);
+  ASSERT_FALSE(file.empty()) << "docs/configuration.md has no complete file of defaults";
+  auto loaded = load_config_text(file, "configuration.md");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const node_config defaults;
+  auto check = [&](std::string_view section, std::string_view key, const std::string& dflt,
+                   const std::string& in_file) {
+    auto name = std::string{section} + "." + std::string{key};
+    SCOPED_TRACE(name);
+    const auto* cells = reference_cells(tables, section, key);
+    ASSERT_NE(cells, nullptr);
+    ASSERT_GE(cells->size(), 2u);
+    // A key with no default reads "—"; the others their value, quoted as YAML would take it.
+    auto want = dflt.empty() ? std::string{"—"} : "`\"" + dflt + "\"`";
+    EXPECT_NE((*cells)[1].find(want), std::string::npos)
+        << "default " << want << " not in '" << (*cells)[1] << "'";
+    if (!dflt.empty()) {
+      EXPECT_NE(file.find(std::string{key} + ": " + in_file), std::string::npos)
+          << name << ": " << in_file << " is not in the complete file";
+    }
+  };
+  for (const auto& k : text_keys()) {
+    check(k.section, k.key, k.get(defaults), k.get(defaults));
+    EXPECT_EQ(k.get(*loaded), k.get(defaults)) << k.key;
+  }
+  for (const auto& k : endpoint_keys()) {
+    check(k.section, k.key, k.get(defaults), "\"" + k.get(defaults) + "\"");
     EXPECT_EQ(k.get(*loaded), k.get(defaults)) << k.key;
   }
 }
