@@ -2,6 +2,11 @@
 // write reaching the subscriber as a delta.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
+#include <boost/json.hpp>
+
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -32,6 +37,50 @@ TEST(HubBasics, ConnectedThenSnapshotThenDelta) {
   auto& added = dp.at("changeSet").as_object().at("added").as_array();
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0].as_object().at("id"), "b");
+}
+
+TEST(HubBasics, SubscribesAndAnUnsubscribeSentTogetherAreAppliedInOrder) {
+  // Frames read in one wake-up of the node's I/O thread open and end their subscriptions
+  // together (actors/subscription_batch: one message per unit, subscribes before unsubscribes).
+  // Each subscription still gets its snapshot and later changes; the one ended in the same burst
+  // gets nothing once its Unsubscribe is read.
+  temp_dir dir;
+  auto node = start_node(dir.path());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  put_record(port, "t", "o2", "items", "a", R"({"n":2})");
+  ws_client ws{port};
+  ws.expect_connected();
+  const int n = 12;
+  auto obj = [](int i) { return i % 2 == 0 ? "o1" : "o2"; };
+  for (int i = 0; i < n; ++i) {
+    // Two keys per unit: the unbounded query and a page of it.
+    boost::json::object extra;
+    if (i % 4 >= 2) {
+      extra = {{"page", 0}, {"pageSize", 10}};
+    }
+    ws.subscribe("q" + std::to_string(i), "T.Items.All", {{"obj", obj(i)}}, 1, "delta", extra);
+  }
+  ws.unsubscribe("q3", 1);
+  std::set<std::string> snapshots;
+  while (snapshots.size() < n - 1) {
+    auto f = ws.read_json();
+    ASSERT_EQ(f["type"], "QueryResult") << boost::json::serialize(f);
+    std::string qid{f["queryId"].as_string()};
+    ASSERT_NE(qid, "q3") << "a frame of the subscription ended in the same burst";
+    EXPECT_TRUE(snapshots.insert(qid).second) << qid << ": a second snapshot";
+  }
+  put_record(port, "t", "o1", "items", "b", R"({"n":3})");
+  put_record(port, "t", "o2", "items", "b", R"({"n":4})");
+  std::set<std::string> changed;
+  while (changed.size() < n - 1) {
+    auto f = ws.read_json();
+    std::string qid{f["queryId"].as_string()};
+    ASSERT_NE(qid, "q3") << "a frame of the subscription ended in the same burst";
+    EXPECT_TRUE(changed.insert(qid).second) << qid << ": a second change";
+  }
+  EXPECT_TRUE(ws.silent_for(200ms));
 }
 
 }  // namespace weir::test
