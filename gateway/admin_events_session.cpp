@@ -54,7 +54,7 @@ void admin_events_session::run() {
   writing_ = true;
   // Unacknowledged data fails the connection after the stall bound; a client that acknowledges
   // but does not read is dropped after max_skipped_ticks.
-  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
+  watch_for_dead_peer(stream_.socket(), ctx_.opts.send_stall);
   http::async_write_header(stream_, *serializer_,
                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                              self->writing_ = false;

@@ -211,8 +211,8 @@ void sse_hub_session::lagged() {
 
 void sse_hub_session::write_stream_header() {
   stream_.expires_never();
-  // Data the peer does not acknowledge fails the connection after the stall bound.
-  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
+  // Data the peer does not acknowledge, or a peer gone silent, fails the connection.
+  watch_for_dead_peer(stream_.socket(), ctx_.opts.send_stall);
   set_sse_head(res_, version_, correlation_id_);
   chunked_ = set_sse_framing(res_);
   serializer_.emplace(res_);

@@ -5,7 +5,8 @@
 // then held its hub slot and subscriptions for minutes (TCP_USER_TIMEOUT, when set) or for ever.
 // Progress is watched rather than the whole write timed: a large frame to a slow reader that
 // keeps reading is not a stall. Streaming sessions also set TCP_USER_TIMEOUT to the same bound
-// (bound_unacked_data), so the kernel gives up on a peer that acknowledges nothing.
+// and TCP keep-alive (watch_for_dead_peer), so the kernel gives up on a peer that acknowledges
+// nothing or that went silent.
 // Internal to gateway/.
 #pragma once
 
@@ -22,10 +23,21 @@
 
 namespace weir::gateway {
 
-/// Sets TCP_USER_TIMEOUT: data the peer has not acknowledged for `bound` fails the connection.
-inline void bound_unacked_data(tcp::socket& sock, std::chrono::milliseconds bound) {
+/// How a streaming session notices a peer that is gone without a FIN or an RST (a host that
+/// powered off, a NAT that forgot the connection, a network that changed): data the peer has
+/// not acknowledged for `bound` fails the connection (TCP_USER_TIMEOUT); and since a stream may
+/// send nothing for long (a direct stream on a query that rarely changes, keep-alives turned
+/// off), TCP keep-alive probes a silent peer after 60 s, six probes 10 s apart. The pending read
+/// then ends, and with it the session, its budget slot and its subscriptions.
+inline void watch_for_dead_peer(tcp::socket& sock, std::chrono::milliseconds bound) {
+  auto fd = sock.native_handle();
   unsigned ms = static_cast<unsigned>(bound.count());
-  ::setsockopt(sock.native_handle(), IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+  int on = 1, idle = 60, interval = 10, count = 6;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
 class watched_write {

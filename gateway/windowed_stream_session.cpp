@@ -178,7 +178,7 @@ void windowed_stream_session::on_opened(std::shared_ptr<const std::string> snaps
   chunked_ = set_sse_framing(res_);
   serializer_.emplace(res_);
   writing_ = true;
-  bound_unacked_data(stream_.socket(), ctx_.opts.send_stall);
+  watch_for_dead_peer(stream_.socket(), ctx_.opts.send_stall);
   http::async_write_header(stream_, *serializer_,
                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                              self->on_write(ec, false);

@@ -101,17 +101,9 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   beast::error_code ignored;
   sock_.non_blocking(true, ignored);
   sock_.set_option(tcp::no_delay(true), ignored);
-  // Dead peers (no FIN, no RST) are found by the kernel: keep-alive probes after 60 s of
-  // silence; unacknowledged data, and output the peer does not read, give up after
-  // http.sendStallTimeoutMs (watched_write).
-  sock_.set_option(asio::socket_base::keep_alive(true), ignored);
-  int idle = 60, interval = 10, count = 6;
-  auto fd = sock_.native_handle();
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
-  // Data the peer does not acknowledge fails the connection after the stall bound.
-  bound_unacked_data(sock_, ctx_.opts.send_stall);
+  // Dead peers (no FIN, no RST) are found by the kernel; output the peer does not read gives up
+  // after http.sendStallTimeoutMs (watched_write).
+  watch_for_dead_peer(sock_, ctx_.opts.send_stall);
   accepted_ = true;
   // Reading starts at once, whatever follows: a close sent now still needs the peer's answer.
   do_read();
