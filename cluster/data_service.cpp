@@ -1,6 +1,7 @@
 // The Data gRPC service: the HTTP write API's operations for backends. Each call becomes the
 // same write_command the HTTP API builds, so validation, durability and errors are identical;
 // a failure carries the Weir error JSON in the status' error_details.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -296,6 +297,24 @@ grpc_server::~grpc_server() {
   stop(0);
 }
 
+namespace {
+
+/// What a gRPC listener does about a peer that vanished or never speaks: an HTTP/2 ping after
+/// `keep_alive_ms` without one, the connection closed when the ping is not answered within
+/// `keep_alive_ms` (its calls and streams end with it), pings sent whether or not calls are
+/// open; and a connection with no call for 5 minutes is closed (a client reconnects at its next
+/// call), so one that authenticates nothing cannot hold a descriptor for good.
+void bound_connections(grpc::ServerBuilder& b, std::int64_t keep_alive_ms) {
+  const int ms = static_cast<int>(std::clamp<std::int64_t>(keep_alive_ms, 100, 3600000));
+  b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ms);
+  b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms);
+  b.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  b.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  b.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
+}
+
+}  // namespace
+
 core::result<void> grpc_server::start() {
   auto& o = impl_->opts;
   impl_->data = std::make_unique<data_service>(impl_->rt, o);
@@ -306,6 +325,7 @@ core::result<void> grpc_server::start() {
   // Calls in flight per client connection: each is a write waiting for its owner, so a backend
   // cannot queue an unbounded number of them (beyond it gRPC holds the stream back).
   b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 256);
+  bound_connections(b, 20000);
   b.RegisterService(impl_->data.get());
   static std::once_flag routed;
   std::call_once(routed, [] { gpr_set_log_function(route_grpc_log); });
@@ -334,6 +354,10 @@ core::result<void> grpc_server::start() {
   pb.AddListeningPort(peer_addr, creds, &impl_->peer_port);
   // A forwarded write (Peer.Apply) carries a body of up to maxBodyBytes plus its ids.
   pb.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes + (std::size_t{64} << 10)));
+  // A member that stops answering here (its host gone, its process hung) is as good as down
+  // for this node too: its watches here (and the queries and units they keep) end once a ping
+  // of its connection goes unanswered for cluster.downAfterMs.
+  bound_connections(pb, impl_->cluster->options().down_after_ms);
   impl_->peers = make_peer_services(*impl_->cluster, impl_->rt);
   for (auto& s : impl_->peers.services) {
     pb.RegisterService(s.get());

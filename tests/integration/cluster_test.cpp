@@ -11,7 +11,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
+
+#include <signal.h>
 
 #include <boost/json.hpp>
 
@@ -243,6 +246,50 @@ TEST(ClusterProcess, SseControlPostsAreForwardedToTheHolderOnly) {
   EXPECT_EQ(again["queryId"], "q2");
   EXPECT_EQ(again["payload"].as_object()["data"].as_array().size(), 2u);
   EXPECT_EQ(sse_control_post(cl.port(a), "unsubscribe", control_body(conn, "q2", 1)).status, 200u);
+}
+
+/// `name`'s value on `port`'s /metrics (a sample without labels); -1 when absent.
+double metric(std::uint16_t port, const std::string& name) {
+  auto r = http(port, "GET", "/metrics");
+  std::istringstream in{r.body};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(name + " ")) {
+      return std::stod(line.substr(name.size() + 1));
+    }
+  }
+  return -1;
+}
+
+TEST(ClusterProcess, AMemberThatHangsLosesItsWatchesOnTheOwner) {
+  // A gateway member whose process hangs (or whose host vanishes) answers nothing: the owner
+  // must not keep its watches, and the queries and units they hold, until TCP gives up hours
+  // later. The owner's peer listener pings a silent connection and closes it when the ping goes
+  // unanswered for cluster.downAfterMs (1 s here).
+  cluster3 cl;
+  const int a = 0, c = 2;
+  auto obj = cl.object_owned_by(c, "hang");
+  put_record(cl.port(c), "t", obj, "items", "r", R"({"n":1})");
+  ws_client on_a{cl.port(a)};
+  on_a.expect_connected();
+  on_a.subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "delta");
+  on_a.read_until(is_result);
+  ASSERT_EQ(metric(cl.port(c), "weir_replica_watches"), 1);
+
+  ASSERT_EQ(::kill(cl.proc(a).pid(), SIGSTOP), 0);
+  auto stopped_at = clock_type::now();
+  double watches = 1;
+  while (watches != 0 && clock_type::now() - stopped_at < 15s) {
+    std::this_thread::sleep_for(100ms);
+    watches = metric(cl.port(c), "weir_replica_watches");
+  }
+  auto took = clock_type::now() - stopped_at;
+  ::kill(cl.proc(a).pid(), SIGCONT);
+  EXPECT_EQ(watches, 0) << "the owner still held the hung member's watch 15 s later";
+  EXPECT_LT(took, 8s);
+  std::printf(
+      "[ cluster ] a hung member's watch ended on the owner after %lld ms\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
 }
 
 TEST(ClusterProcess, OwnerKilledDuringWriteBurstLosesNothingAcknowledged) {
