@@ -4,7 +4,7 @@
 #include "actors/health_watch.hpp"
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
-#include "actors/subscription_batch.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "core/access_rule.hpp"
 #include "core/query_definition.hpp"
 
@@ -127,7 +127,7 @@ direct_query::~direct_query() {
   if (health_) {
     health_.reset();
   } else if (!impl.stopped.load() &&
-             !subscription_batch::defer_unsubscribe(impl, {space_, object_}, key_, token_)) {
+             !unsubscribe_batch::defer(impl, {space_, object_}, key_, token_)) {
     impl.send_to_live_shard({space_, object_}, unsubscribe_msg{key_, token_});
   }
   impl.subscriptions.release(caller_);

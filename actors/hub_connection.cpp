@@ -21,7 +21,7 @@
 #include "actors/messages.hpp"
 #include "actors/random_ids.hpp"
 #include "actors/runtime_impl.hpp"
-#include "actors/subscription_batch.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "core/access_rule.hpp"
 #include "core/hub_codec.hpp"
 #include "core/query_definition.hpp"
@@ -201,7 +201,7 @@ struct hub_connection::state final : subscription_owner,
       s.health.reset();
     } else if (!s.route.empty() && !rt->stopped.load()) {
       auto unit = route_unit(s);
-      if (!subscription_batch::defer_unsubscribe(*rt, unit, route_key(s), s.token)) {
+      if (!unsubscribe_batch::defer(*rt, unit, route_key(s), s.token)) {
         rt->send_to_live_shard(unit, unsubscribe_msg{route_key(s), s.token});
       }
     }
@@ -370,10 +370,7 @@ struct hub_connection::state final : subscription_owner,
     sub.live = std::move(live);
     sub.tail = "}";
     sub.served = std::move(served);
-    subscribe_msg m{std::move(query), std::move(sub)};
-    if (!subscription_batch::defer_subscribe(*rt, unit, m)) {
-      rt->send_to_shard(unit, std::move(m));
-    }
+    rt->send_to_shard(std::move(unit), subscribe_msg{std::move(query), std::move(sub)});
     arm_expiry();
     return 200;
   }

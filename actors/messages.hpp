@@ -106,13 +106,7 @@ typename Inspector::result_type inspect(Inspector& f, unsubscribe_msg& x) {
   return f(caf::meta::type_name("unsubscribe_msg"), x.key, x.token);
 }
 
-/// Several subscribes at once (actors/subscription_batch.hpp): to a unit, the hub subscriptions
-/// that one I/O thread's wake-up opened on it. Each is handled as if it came alone, in order.
-struct subscribe_batch_msg {
-  std::vector<subscribe_msg> items;
-};
-
-/// Several unsubscribes at once (actors/subscription_batch.hpp): to a unit, those of its
+/// Several unsubscribes at once (actors/unsubscribe_batch.hpp): to a unit, those of its
 /// subscriptions that one I/O thread's wake-up ended; from the shard to a query actor, those of
 /// that query. One message where a mass disconnect would send one per subscription.
 struct unsubscribe_batch_msg {
@@ -242,12 +236,13 @@ struct epoch_msg;
 /// What the connections, the runtime and query actors may tell either; each adds what only it
 /// hears (the store's and the loader's answers; the owner's watch events). Typed, so a message
 /// neither has a handler for does not compile at the sender.
-using unit_actor = caf::typed_actor<
-    caf::reacts_to<write_msg>, caf::reacts_to<subscribe_msg>, caf::reacts_to<subscribe_batch_msg>,
-    caf::reacts_to<unsubscribe_msg>, caf::reacts_to<unsubscribe_batch_msg>,
-    caf::reacts_to<resync_msg>, caf::reacts_to<rebaseline_msg>, caf::reacts_to<query_idle_msg>,
-    caf::reacts_to<hand_over_msg>, caf::reacts_to<adopt_msg>, caf::reacts_to<handover_done_msg>,
-    caf::reacts_to<epoch_msg>, caf::reacts_to<idle_atom>>;
+using unit_actor =
+    caf::typed_actor<caf::reacts_to<write_msg>, caf::reacts_to<subscribe_msg>,
+                     caf::reacts_to<unsubscribe_msg>, caf::reacts_to<unsubscribe_batch_msg>,
+                     caf::reacts_to<resync_msg>, caf::reacts_to<rebaseline_msg>,
+                     caf::reacts_to<query_idle_msg>, caf::reacts_to<hand_over_msg>,
+                     caf::reacts_to<adopt_msg>, caf::reacts_to<handover_done_msg>,
+                     caf::reacts_to<epoch_msg>, caf::reacts_to<idle_atom>>;
 
 /// Runtime → space view: a unit of its space got its first record of the view's dataset.
 struct unit_appeared_msg {
@@ -354,7 +349,6 @@ using timer_actor = caf::typed_actor<caf::reacts_to<timer_msg>>;
 // members talk over gRPC (cluster/), never through CAF's network layer.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::write_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_msg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::subscribe_batch_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::update_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::loaded_msg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(weir::actors::refreshed_msg)
@@ -392,7 +386,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir_actors, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::write_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::commit_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::subscribe_msg))
-  CAF_ADD_TYPE_ID(weir_actors, (weir::actors::subscribe_batch_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unsubscribe_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::unsubscribe_batch_msg))
   CAF_ADD_TYPE_ID(weir_actors, (weir::actors::query_idle_msg))

@@ -291,25 +291,6 @@ void adopt(remote_ptr self, adopt_msg& m) {
   open_watch(self, key, e);
 }
 
-/// Opens a subscription: on its query's actor once that has its first snapshot, else when it
-/// does (the first subscribe of a key opens its watch on the owner).
-void subscribe(remote_ptr self, subscribe_msg& m) {
-  auto& st = self->state;
-  auto key = m.query->key;
-  auto [it, fresh] = st.queries.try_emplace(key);
-  auto& e = it->second;
-  if (fresh) {
-    e.q = m.query;
-    open_watch(self, key, e);
-  }
-  if (e.actor && !e.awaiting_snapshot) {
-    ++e.forwarded;
-    self->send(e.actor, std::move(m));
-  } else {
-    e.waiting.push_back(std::move(m));
-  }
-}
-
 /// Closes subscription `m.token`: still waiting for its watch, it never opens (and a query left
 /// with nothing waiting and no actor closes); else its query actor is told.
 void unsubscribe(remote_ptr self, unsubscribe_msg& m) {
@@ -397,12 +378,19 @@ remote_actor::behavior_type remote_serving(remote_ptr self) {
       },
       [self](subscribe_msg& m) {
         touch(self);
-        subscribe(self, m);
-      },
-      [self](subscribe_batch_msg& m) {
-        touch(self);
-        for (auto& s : m.items) {
-          subscribe(self, s);
+        auto& st = self->state;
+        auto key = m.query->key;
+        auto [it, fresh] = st.queries.try_emplace(key);
+        auto& e = it->second;
+        if (fresh) {
+          e.q = m.query;
+          open_watch(self, key, e);
+        }
+        if (e.actor && !e.awaiting_snapshot) {
+          ++e.forwarded;
+          self->send(e.actor, std::move(m));
+        } else {
+          e.waiting.push_back(std::move(m));
         }
       },
       [self](unsubscribe_msg& m) { unsubscribe(self, m); },

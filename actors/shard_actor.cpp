@@ -120,11 +120,6 @@ shard_actor::behavior_type load_failed(shard_ptr self, const core::error& why) {
   // Anything else is dropped: nothing waits for an answer to it.
   return dropping_state<shard_actor>(
       [e](write_msg& m) { m.done(e); }, [e](subscribe_msg& m) { refuse_subscription(m.sub, e); },
-      [e](subscribe_batch_msg& m) {
-        for (auto& s : m.items) {
-          refuse_subscription(s.sub, e);
-        }
-      },
       [self, registered = std::make_shared<bool>(true)](stop_atom) {
         if (*registered) {
           // Sends to a shard happen under the registry's lock: once it no longer hands this
@@ -176,7 +171,6 @@ shard_actor::behavior_type handing_over(shard_ptr self) {
       },
       [pass](write_msg& m) { pass(m); },
       [pass](subscribe_msg& m) { pass(m); },
-      [pass](subscribe_batch_msg& m) { pass(m); },
       [pass](unsubscribe_msg& m) { pass(m); },
       [pass](unsubscribe_batch_msg& m) { pass(m); },
       [pass](resync_msg& m) { pass(m); },
@@ -205,12 +199,6 @@ shard_actor::behavior_type serving(shard_ptr self) {
       [self](subscribe_msg& m) {
         touch(self);
         handle_subscribe(self, m);
-      },
-      [self](subscribe_batch_msg& m) {
-        touch(self);
-        for (auto& s : m.items) {
-          handle_subscribe(self, s);
-        }
       },
       [self](unsubscribe_msg& m) {
         auto it = self->state.views.find(m.key);

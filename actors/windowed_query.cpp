@@ -3,7 +3,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/runtime_impl.hpp"
-#include "actors/subscription_batch.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "core/query_definition.hpp"
 
 namespace weir::actors {
@@ -53,7 +53,7 @@ windowed_query::~windowed_query() {
   if (!impl.stopped.load()) {
     if (merged_) {
       impl.send_to_live_space_view(req_, false, unsubscribe_msg{key_, token_});
-    } else if (!subscription_batch::defer_unsubscribe(impl, {space_, object_}, key_, token_)) {
+    } else if (!unsubscribe_batch::defer(impl, {space_, object_}, key_, token_)) {
       impl.send_to_live_shard({space_, object_}, unsubscribe_msg{key_, token_});
     }
   }

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "actors/runtime.hpp"
-#include "actors/subscription_batch.hpp"
+#include "actors/unsubscribe_batch.hpp"
 #include "gateway/beast.hpp"
 #include "gateway/delivery_lane.hpp"
 #include "gateway/http_session.hpp"
@@ -29,10 +29,10 @@ struct http_server::impl {
       guards.emplace_back(c->get_executor());
       lanes.push_back(std::make_unique<delivery_lane>(*c));
       wheels.push_back(std::make_unique<keep_alive_wheel>(*c));
-      // The hub subscriptions the handlers of one wake-up open and end go in one message per
-      // unit each: the flush is posted behind them.
-      subscription_batches.push_back(std::make_unique<actors::subscription_batch>(
-          rt, [ioc = c.get()](actors::subscription_batch& b) {
+      // The subscriptions the handlers of one wake-up end leave in one message per unit: the
+      // flush is posted behind them.
+      unsubscribes.push_back(std::make_unique<actors::unsubscribe_batch>(
+          rt, [ioc = c.get()](actors::unsubscribe_batch& b) {
             asio::post(*ioc, [&b] { b.flush(); });
           }));
     }
@@ -147,7 +147,7 @@ struct http_server::impl {
   // One per context, same order. A batch sends what it still holds when it goes (a flush that
   // stop() discarded); sessions the contexts destroy as they go end on this thread, which has
   // no batch, and send their own.
-  std::vector<std::unique_ptr<actors::subscription_batch>> subscription_batches;
+  std::vector<std::unique_ptr<actors::unsubscribe_batch>> unsubscribes;
   std::vector<std::unique_ptr<asio::io_context>> iocs;  // one per I/O thread
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
   std::vector<std::unique_ptr<delivery_lane>> lanes;  // one per context, same order
@@ -218,10 +218,10 @@ core::result<void> http_server::start() {
   for (std::size_t i = 0; i < impl_->iocs.size(); ++i) {
     impl_->threads.emplace_back([c = impl_->iocs[i].get(), lane = impl_->lanes[i].get(),
                                  wheel = impl_->wheels[i].get(),
-                                 batch = impl_->subscription_batches[i].get()] {
+                                 unsubscribes = impl_->unsubscribes[i].get()] {
       delivery_lane::set_current(lane);
       keep_alive_wheel::set_current(wheel);
-      actors::subscription_batch::set_current(batch);
+      actors::unsubscribe_batch::set_current(unsubscribes);
       c->run();
     });
   }

@@ -40,10 +40,10 @@ TEST(HubBasics, ConnectedThenSnapshotThenDelta) {
 }
 
 TEST(HubBasics, SubscribesAndAnUnsubscribeSentTogetherAreAppliedInOrder) {
-  // Frames read in one wake-up of the node's I/O thread open and end their subscriptions
-  // together (actors/subscription_batch: one message per unit, subscribes before unsubscribes).
-  // Each subscription still gets its snapshot and later changes; the one ended in the same burst
-  // gets nothing once its Unsubscribe is read.
+  // Frames read in one wake-up of the node's I/O thread: subscribes, and an unsubscribe of one
+  // of them whose message may reach its unit after the subscribe's (unsubscribes of one wake-up
+  // go together, actors/unsubscribe_batch). Each subscription gets its snapshot and later
+  // changes; the one ended in the same burst gets nothing once its Unsubscribe is read.
   temp_dir dir;
   auto node = start_node(dir.path());
   ASSERT_TRUE(node);

@@ -155,7 +155,7 @@ TEST_F(Metrics, FramesBytesDeliveryTimesAndGroupCommitsAreCounted) {
 
 TEST_F(Metrics, ManyConnectionsEndingTogetherReleaseEverySubscription) {
   // Connections that end in one wake-up of the I/O thread release their subscriptions in one
-  // message per unit and one per query (actors/subscription_batch.hpp): every subscription of
+  // message per unit and one per query (actors/unsubscribe_batch.hpp): every subscription of
   // every key must still reach its query actor, and each query ends once it has none left.
   put_record(port, "t", "o1", "items", "a", R"({"n":0})");
   put_record(port, "t", "o2", "items", "a", R"({"n":0})");
