@@ -27,8 +27,11 @@ namespace weir::gateway {
 /// powered off, a NAT that forgot the connection, a network that changed): data the peer has
 /// not acknowledged for `bound` fails the connection (TCP_USER_TIMEOUT); and since a stream may
 /// send nothing for long (a direct stream on a query that rarely changes, keep-alives turned
-/// off), TCP keep-alive probes a silent peer after 60 s, six probes 10 s apart. The pending read
-/// then ends, and with it the session, its budget slot and its subscriptions.
+/// off), TCP keep-alive probes a silent peer after 60 s, then every 10 s. With TCP_USER_TIMEOUT
+/// set, Linux drops the connection once a probe is unanswered and `bound` has passed since the
+/// peer was last heard (TCP_KEEPCNT no longer counts): about 70 s after it went silent with the
+/// default 10 s bound, `bound` when that is longer. The pending read then ends, and with it the
+/// session, its budget slot and its subscriptions.
 inline void watch_for_dead_peer(tcp::socket& sock, std::chrono::milliseconds bound) {
   auto fd = sock.native_handle();
   unsigned ms = static_cast<unsigned>(bound.count());
