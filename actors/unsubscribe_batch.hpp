@@ -4,8 +4,9 @@
 // the I/O thread to its unit's shard and one more to the query actor, and each message from the
 // I/O thread woke an actor thread: a futex wake and, where the two share a core, a context
 // switch per subscription. Held here, they go as one message per unit and, from the shard, one
-// per query (from a gateway's remote shard, one per subscription, as before): the node's CPU while 10,000 WebSocket clients of one key leave at once fell by
-// about a fifth (docs/performance.md, "Unsubscribes sent together"). No CAF types here.
+// per query (from a gateway's remote shard, one per subscription, as before): the node's CPU while
+// 10,000 WebSocket clients of one key leave at once fell by about a fifth (docs/performance.md,
+// "Unsubscribes sent together"). No CAF types here.
 #pragma once
 
 #include <cstdint>

@@ -300,8 +300,8 @@ grpc_server::~grpc_server() {
 namespace {
 
 /// What a gRPC listener does about a peer that vanished or never speaks: an HTTP/2 ping after
-/// `keep_alive_ms` without one, the connection closed when the ping is not answered within
-/// `keep_alive_ms` (its calls and streams end with it), pings sent whether or not calls are
+/// `keep_alive_ms` with nothing received, the connection closed when the ping is not answered
+/// within `keep_alive_ms` (its calls and streams end with it), pings sent whether or not calls are
 /// open; and a connection with no call for 5 minutes is closed (a client reconnects at its next
 /// call), so one that authenticates nothing cannot hold a descriptor for good.
 void bound_connections(grpc::ServerBuilder& b, std::int64_t keep_alive_ms) {

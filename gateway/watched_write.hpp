@@ -36,11 +36,10 @@ inline void watch_for_dead_peer(tcp::socket& sock, std::chrono::milliseconds bou
   auto fd = sock.native_handle();
   unsigned ms = static_cast<unsigned>(bound.count());
   ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
-  int on = 1, idle = 60, interval = 10, count = 6;
+  int on = 1, idle = 60, interval = 10;
   ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
 class watched_write {
