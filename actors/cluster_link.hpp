@@ -43,6 +43,9 @@ struct watch_event {
   view_update update;
   std::string error;
   std::string error_code;  ///< the owner's error code when it refused (e.g. object.deleted)
+  /// Keeps the event's bytes counted against its stream's bound until dropped: whoever applies
+  /// the event keeps it until then (null for events the link makes itself, such as `lost`).
+  std::shared_ptr<const void> hold;
 };
 
 /// Called by the link from its own threads, one call at a time per watch.
@@ -165,11 +168,13 @@ class cluster_link {
 
   /// This node's watch stream to one other member (/metrics).
   struct peer_stream_stats {
-    bool open = false;          ///< a stream is running now
-    std::size_t watches = 0;    ///< watches this node holds on that member
-    std::uint64_t events = 0;   ///< snapshots and updates received over its streams
-    std::uint64_t started = 0;  ///< streams started (the first, then one per restart)
-    std::uint64_t errors = 0;   ///< streams that ended with an error status
+    bool open = false;           ///< a stream is running now
+    std::size_t watches = 0;     ///< watches this node holds on that member
+    std::uint64_t events = 0;    ///< snapshots and updates received over its streams
+    std::uint64_t started = 0;   ///< streams started (the first, then one per restart)
+    std::uint64_t errors = 0;    ///< streams that ended with an error status
+    std::size_t held_bytes = 0;  ///< its events taken and not yet applied here
+    std::uint64_t pauses = 0;    ///< times its stream stopped reading at that bound
   };
   virtual peer_stream_stats peer_stream(const std::string& id) const {
     (void)id;

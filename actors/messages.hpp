@@ -137,6 +137,9 @@ using query_parent_actor = caf::typed_actor<caf::reacts_to<query_idle_msg>>;
 /// Shard (or remote shard) → query actor: what the durable write `seq` did to its rows.
 struct update_msg {
   view_update update;
+  /// On a gateway, the Watch event's hold (watch_event::hold): the stream it came from reads on
+  /// only while such messages waiting for their query actor stay under the bound. Null here.
+  std::shared_ptr<const void> hold = nullptr;
 };
 
 /// Store loader → shard: the unit as read from the store, its records built off the actor
@@ -181,6 +184,7 @@ typename Inspector::result_type inspect(Inspector& f, rebaseline_msg& x) {
 /// owner was lost).
 struct reset_msg {
   view_snapshot snapshot;
+  std::shared_ptr<const void> hold = nullptr;  ///< as update_msg's
 };
 
 /// Gateway side, remote shard → its replica query actor: the owner became unreachable. Windowed

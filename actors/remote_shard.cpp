@@ -171,7 +171,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
         }
         e.waiting.clear();
       } else {
-        self->send(e.actor, reset_msg{std::move(ev.snapshot)});
+        self->send(e.actor, reset_msg{std::move(ev.snapshot), std::move(ev.hold)});
         if (e.awaiting_snapshot) {
           e.awaiting_snapshot = false;
           for (auto& w : e.waiting) {
@@ -185,7 +185,7 @@ void on_watch(remote_ptr self, watch_msg& m) {
     case watch_event::kind::update:
       if (e.actor) {
         ev.update.origin_ns = steady_now_ns();  // the owner's clock is not this one
-        self->send(e.actor, update_msg{std::move(ev.update)});
+        self->send(e.actor, update_msg{std::move(ev.update), std::move(ev.hold)});
       }
       break;
     case watch_event::kind::lost: {

@@ -37,6 +37,7 @@ std::unique_ptr<peer_state> cluster_node::impl::make_peer(const member_address& 
   const auto& o = opts;
   auto p = std::make_unique<peer_state>();
   p->addr = m;
+  p->credit = std::make_shared<watch_credit>(o.max_stream_queue_bytes);
   grpc::ChannelArguments args;
   // Reconnect quickly after a peer restarts: heartbeats decide liveness, not gRPC's backoff
   // (which grows to two minutes by default).
@@ -105,9 +106,14 @@ void cluster_node::stop() {
   {
     std::shared_lock peers_lock{impl_->peers_mu};
     for (auto& [id, p] : impl_->peers) {
-      std::lock_guard lock{p->mu};
-      p->watches.clear();
-      impl_->cancel_stream_locked(*p);
+      watch_stream* paused = nullptr;
+      std::map<std::uint64_t, watch_entry> watches;  // destroyed after the lock is released:
+      {  // a callback may hold the last handle of an actor whose mailbox holds events' holds
+        std::lock_guard lock{p->mu};
+        watches.swap(p->watches);
+        paused = impl_->cancel_stream_locked(*p);
+      }
+      impl::end_paused_stream(paused);
     }
   }
   std::unique_lock lock{impl_->calls_mu};

@@ -26,6 +26,7 @@
 
 #include "actors/runtime.hpp"
 #include "cluster/cluster_node.hpp"
+#include "cluster/watch_credit.hpp"
 #include "store/postgres_leases.hpp"
 #include "weir/v1/peer.grpc.pb.h"
 #include "weir/v1/query_owner.grpc.pb.h"
@@ -59,6 +60,9 @@ struct peer_state {
   bool member = true;
   std::map<std::uint64_t, watch_entry> watches;
   watch_stream* stream = nullptr;
+  /// The bytes of this member's Watch events taken and not yet applied here, bounded by
+  /// cluster.maxStreamQueueBytes: its streams read only under it (set by make_peer).
+  std::shared_ptr<watch_credit> credit;
   // Watch stream health (/metrics), counted by the streams' reactors.
   std::atomic<std::uint64_t> stream_events{0};
   std::atomic<std::uint64_t> streams_started{0};
@@ -241,9 +245,13 @@ struct cluster_node::impl {
   void send_status(peer_state& p);
   // watch_client.cpp
   void start_stream_locked(peer_state& p);
-  /// Ends `p`'s stream (its watches hear `lost` and stay registered).
-  void cancel_stream_locked(peer_state& p);
-  void deliver(peer_state& p, const v1::WatchEvent& ev);
+  /// Ends `p`'s stream (its watches hear `lost` and stay registered). Returns a stream that was
+  /// paused at its credit's bound: pass it to end_paused_stream once `p.mu` is released.
+  [[nodiscard]] watch_stream* cancel_stream_locked(peer_state& p);
+  /// Starts the read that lets a cancelled, paused stream see its end (null: nothing to do).
+  static void end_paused_stream(watch_stream* s);
+  /// Hands one event to its watch; `hold` travels with it (the peer's credit).
+  void deliver(peer_state& p, const v1::WatchEvent& ev, std::shared_ptr<const void> hold);
   void stream_done(peer_state& p, watch_stream* s);
 };
 

@@ -71,12 +71,14 @@ void cluster_node::impl::apply_round(store::membership_round round) {
         // The member came back at another address (a rescheduled pod): a new channel. The old
         // entry stays alive for calls still holding it; its watches re-open on the new one.
         auto fresh = make_peer({l.id, l.peer, l.http});
+        watch_stream* paused = nullptr;
         {
           std::lock_guard plock{it->second->mu};
           fresh->watches = std::move(it->second->watches);
           it->second->member = false;
-          cancel_stream_locked(*it->second);
+          paused = cancel_stream_locked(*it->second);
         }
+        end_paused_stream(paused);
         replaced.push_back(std::move(it->second));
         it->second = std::move(fresh);
       }

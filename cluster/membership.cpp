@@ -35,6 +35,7 @@ void cluster_node::impl::heartbeat_loop() {
     for (auto* pp : member_peers()) {
       auto& p = *pp;
       watch_stream* to_cancel = nullptr;
+      watch_stream* paused = nullptr;
       {
         std::lock_guard lock{p.mu};
         auto state = state_of(p, now);
@@ -48,13 +49,14 @@ void cluster_node::impl::heartbeat_loop() {
         }
         p.last_state = state;
         if (to_cancel) {
-          cancel_stream_locked(p);
+          paused = cancel_stream_locked(p);
         }
         if (!p.status_in_flight) {
           p.status_in_flight = true;
           send_status(p);
         }
       }
+      end_paused_stream(paused);
     }
     run_lock.lock();
     run_cv.wait_for(run_lock, std::chrono::milliseconds{opts.heartbeat_interval_ms},
@@ -119,6 +121,8 @@ actors::cluster_link::peer_stream_stats cluster_node::peer_stream(const std::str
     out.events = p.stream_events.load(std::memory_order_relaxed);
     out.started = p.streams_started.load(std::memory_order_relaxed);
     out.errors = p.stream_errors.load(std::memory_order_relaxed);
+    out.held_bytes = p.credit ? p.credit->held_bytes() : 0;
+    out.pauses = p.credit ? p.credit->pauses() : 0;
     return true;
   });
   return out;

@@ -31,6 +31,9 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
         StartWrite(&out_.front());
       }
     }
+    // Called by the credit once the events held fell to half its bound: the stream was paused
+    // (no read outstanding), and only this call takes it out of that state.
+    p_.credit->attach([this] { StartRead(&in_); });
     StartRead(&in_);
     StartCall();
   }
@@ -47,7 +50,14 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
     }
   }
 
-  void cancel() { ctx_.TryCancel(); }
+  /// Cancels the call. True when the stream was paused at its credit's bound: the caller then
+  /// calls read_to_end() once it has released the peer's lock (that read fails at once, and its
+  /// completion, which may run inside it, ends the stream and takes the lock).
+  bool cancel() {
+    ctx_.TryCancel();
+    return p_.credit->detach();
+  }
+  void read_to_end() { StartRead(&in_); }
 
   void OnWriteDone(bool ok) override {
     std::lock_guard lock{mu_};
@@ -65,12 +75,15 @@ class watch_stream final : public grpc::ClientBidiReactor<v1::WatchRequest, v1::
         std::lock_guard lock{mu_};
         closing_ = true;
       }
+      p_.credit->detach();
       RemoveHold();
       return;
     }
     p_.stream_events.fetch_add(1, std::memory_order_relaxed);
-    node_.deliver(p_, in_);
-    StartRead(&in_);
+    node_.deliver(p_, in_, p_.credit->take(in_.ByteSizeLong()));
+    if (p_.credit->may_read()) {
+      StartRead(&in_);
+    }
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -126,9 +139,11 @@ void cluster_node::impl::start_stream_locked(peer_state& p) {
   s->start(std::move(opens));
 }
 
-void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev) {
+void cluster_node::impl::deliver(peer_state& p, const v1::WatchEvent& ev,
+                                 std::shared_ptr<const void> hold) {
   actors::watch_event out;
   out.watch_id = ev.watch_id();
+  out.hold = std::move(hold);
   switch (ev.body_case()) {
     case v1::WatchEvent::kSnapshot:
       out.what = actors::watch_event::kind::snapshot;
@@ -181,9 +196,13 @@ void cluster_node::impl::stream_done(peer_state& p, watch_stream* s) {
   }
 }
 
-void cluster_node::impl::cancel_stream_locked(peer_state& p) {
-  if (p.stream) {
-    p.stream->cancel();
+watch_stream* cluster_node::impl::cancel_stream_locked(peer_state& p) {
+  return p.stream && p.stream->cancel() ? p.stream : nullptr;
+}
+
+void cluster_node::impl::end_paused_stream(watch_stream* s) {
+  if (s) {
+    s->read_to_end();
   }
 }
 

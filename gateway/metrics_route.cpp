@@ -245,6 +245,18 @@ std::string prometheus_metrics(server_context& ctx) {
     for (const auto& [id, p] : streams) {
       w.sample("weir_peer_stream_errors_total", "member=\"" + label(id) + "\"", p.errors);
     }
+    w.head("weir_peer_stream_held_bytes", "gauge",
+           "Bytes of the member's watch events received and not yet applied here (bounded by "
+           "cluster.maxStreamQueueBytes).");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_stream_held_bytes", "member=\"" + label(id) + "\"", p.held_bytes);
+    }
+    w.head("weir_peer_stream_pauses_total", "counter",
+           "Times this node stopped reading the member's watch stream because its events "
+           "received and not yet applied reached cluster.maxStreamQueueBytes.");
+    for (const auto& [id, p] : streams) {
+      w.sample("weir_peer_stream_pauses_total", "member=\"" + label(id) + "\"", p.pauses);
+    }
     w.gauge("weir_membership_epoch",
             "The epoch of the owners this node routes by (elastic membership; 0 for a list).",
             link->owners_epoch());

@@ -248,7 +248,8 @@ TEST(ClusterProcess, SseControlPostsAreForwardedToTheHolderOnly) {
   EXPECT_EQ(sse_control_post(cl.port(a), "unsubscribe", control_body(conn, "q2", 1)).status, 200u);
 }
 
-/// `name`'s value on `port`'s /metrics (a sample without labels); -1 when absent.
+/// `name`'s value on `port`'s /metrics (a sample: a name, with its labels if it has any); -1
+/// when absent.
 double metric(std::uint16_t port, const std::string& name) {
   auto r = http(port, "GET", "/metrics");
   std::istringstream in{r.body};
@@ -622,6 +623,63 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   }
   EXPECT_TRUE(
       cl.wait_member(c, c, [](const json::object& m) { return figure(m, "replicas") == 0; }));
+}
+
+TEST(ClusterProcess, AGatewayReadsAnOwnersStreamNoFasterThanItAppliesItAndLosesNothing) {
+  cluster3 cl{"  maxStreamQueueBytes: 65536\n"};
+  const int a = 0, c = 2;
+  auto obj = cl.object_owned_by(c, "bp");
+  ws_client on_a{cl.port(a)};
+  on_a.expect_connected();
+  on_a.subscribe("q", "T.Items.All", {{"obj", obj}}, 1, "delta");
+  reconstruction ra;
+  ra.apply(on_a.read_until(is_result));
+  // Each write replaces the same 200 records of ~480 bytes: its update (~100 KB on the stream)
+  // is over the 64 KiB bound by itself, so the gateway takes it, stops reading until its query
+  // actor has applied it, then reads on. The owner meanwhile queues, drops and resyncs as it
+  // does for a slow reader (a resync's baseline, the ~100 KB result, stays one frame under
+  // the hub's 1 MiB frame bound).
+  std::string pad(450, 'x');
+  for (int batch = 0; batch < 20; ++batch) {
+    json::array upsert;
+    for (int k = 0; k < 200; ++k) {
+      upsert.push_back(json::object{{"id", "r" + std::to_string(k)}, {"n", batch}, {"pad", pad}});
+    }
+    auto r = http(cl.port(c), "POST", "/v1/spaces/t/objects/" + obj + "/datasets/items/records",
+                  json::serialize(json::object{{"upsert", std::move(upsert)}}));
+    ASSERT_EQ(r.status, 200u) << r.body;
+  }
+  put_record(cl.port(c), "t", obj, "items", "end", R"({"n":-1})");
+  on_a.read_until(
+      [&ra](const json::object& f) {
+        if (!is_result(f)) {
+          return false;
+        }
+        ra.apply(f);
+        return ra.rows.count("end") > 0;
+      },
+      20s);
+  EXPECT_EQ(ra.rows.size(), 201u);
+  EXPECT_EQ(ra.rows, fresh_query(cl.port(a), obj));
+  const std::string member = "{member=\"" + cl.id(c) + "\"}";
+  EXPECT_GE(metric(cl.port(a), "weir_peer_stream_pauses_total" + member), 1);
+  // Every pause ended in a resume on the same stream, and every event's bytes came back once
+  // it was applied.
+  EXPECT_EQ(metric(cl.port(a), "weir_peer_streams_started_total" + member), 1);
+  EXPECT_EQ(metric(cl.port(a), "weir_peer_stream_errors_total" + member), 0);
+  double held = -1;
+  for (auto until = clock_type::now() + 5s; clock_type::now() < until;) {
+    held = metric(cl.port(a), "weir_peer_stream_held_bytes" + member);
+    if (held == 0) {
+      break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(held, 0);
+  // And it keeps following.
+  put_record(cl.port(c), "t", obj, "items", "after", R"({"n":1})");
+  ra.apply(on_a.read_until(is_result));
+  EXPECT_EQ(ra.rows, fresh_query(cl.port(a), obj));
 }
 
 TEST(ClusterProcess, HealthFeedShowsTheCallersConnectionsOnEveryNode) {
