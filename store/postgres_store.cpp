@@ -47,6 +47,11 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(l).error();
   }
   p->lookup_conn = *l;
+  for (PGconn* c : {p->reader_conn, p->lookup_conn}) {
+    if (auto t = exec(c, p->setup_of(c)); !t.ok()) {
+      return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
+    }
+  }
   if (auto m = pg_schema::migrate(p->writer_conn); !m) {
     return std::move(m).error();
   }
@@ -200,7 +205,13 @@ core::result<void> postgres_store::read_after_writes(const unit_key& unit,
 }
 
 bool postgres_store::has_space(const std::string& space) const {
-  std::lock_guard lock{impl_->lookup_mu};
+  // Called on an I/O thread: it waits a bounded time for the session, and the session's
+  // lock_timeout bounds the statement. A lookup that cannot run answers "exists", as a failed
+  // one does (below).
+  std::unique_lock lock{impl_->lookup_mu, std::defer_lock};
+  if (!lock.try_lock_for(lookup_wait)) {
+    return true;
+  }
   bool found = true;
   (void)impl_->on_healed(impl_->lookup_conn, [&](PGconn* c) -> core::result<void> {
     // Rows another program inserted with SQL make a space too (they have no weir_units row

@@ -44,6 +44,20 @@ using pg::trim;
 
 /// The writer session's settings (again after each reconnect).
 constexpr const char* writer_setup = "SET statement_timeout = '30s'";
+/// The reader's (unit loads): a big unit may take seconds to read, but a lock that another
+/// program holds on the tables (LOCK, ALTER, VACUUM FULL) fails the load after 5 s instead of
+/// holding every later load behind it. One statement, as exec sends it.
+constexpr const char* reader_setup =
+    "SELECT set_config('statement_timeout', '60s', false), set_config('lock_timeout', '5s', "
+    "false)";
+/// The lookups' (a space's existence, a space's objects): a space lookup runs on an I/O thread,
+/// so a lock another program holds fails it after 2 s.
+constexpr const char* lookup_setup =
+    "SELECT set_config('statement_timeout', '30s', false), set_config('lock_timeout', '2s', "
+    "false)";
+/// How long a space lookup waits for the lookup session (held by a listing of a space's
+/// objects, which can take seconds) before answering as if it failed.
+constexpr std::chrono::seconds lookup_wait{2};
 
 struct postgres_store::impl {
   options opts;
@@ -57,7 +71,7 @@ struct postgres_store::impl {
   PGconn* reader_conn = nullptr;
   // Space lookups have their own connection: they are short, and must not wait behind a
   // large unit's load on the reader.
-  mutable std::mutex lookup_mu;
+  mutable std::timed_mutex lookup_mu;
   PGconn* lookup_conn = nullptr;
   std::unique_ptr<group_commit_queue> writer;
   mutable std::mutex capture_mu;
@@ -75,6 +89,11 @@ struct postgres_store::impl {
     if (lookup_conn) {
       PQfinish(lookup_conn);
     }
+  }
+
+  /// The settings of `c`'s session, made again whenever it is reconnected.
+  const char* setup_of(PGconn* c) const {
+    return c == writer_conn ? writer_setup : c == reader_conn ? reader_setup : lookup_setup;
   }
 
   /// A group whose connection broke is committed again on a new one, for up to 30 s (the
@@ -182,12 +201,12 @@ struct postgres_store::impl {
   auto on_healed(
       PGconn* c, F&& attempt, const std::function<bool()>& again = [] { return true; })
       -> decltype(attempt(c)) {
-    bool was_usable = pg::heal(c, &reconnects);
+    bool was_usable = pg::heal(c, &reconnects, setup_of(c));
     auto r = attempt(c);
     // Once more only when the session broke under the statement: when the database could not
     // be reached at all, a second connect would only double the wait.
     if (!r && was_usable && pg::broken(c) && again()) {
-      pg::heal(c, &reconnects);
+      pg::heal(c, &reconnects, setup_of(c));
       r = attempt(c);
     }
     note(r ? std::string{} : r.error().message, !r && pg::broken(c));

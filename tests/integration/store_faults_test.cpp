@@ -359,5 +359,39 @@ TEST_F(StoreFaults, ACommitWhoseConnectionBrokeIsNeverAnsweredAsRefused) {
   st.stop();
 }
 
+TEST_F(StoreFaults, ALockAnotherProgramHoldsOnTheTablesFailsLookupsAndLoadsInBoundedTime) {
+  // Before the fix the space lookup (on an I/O thread) and the unit load waited for the lock
+  // for as long as the other program held it: the request hung with them.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "warm", "items", "a", R"({"n":1})");
+  PGconn* other = PQconnectdb(pg.url().c_str());
+  ASSERT_EQ(PQstatus(other), CONNECTION_OK);
+  PQclear(PQexec(other, "BEGIN; LOCK TABLE weir_units, weir_records IN ACCESS EXCLUSIVE MODE"));
+  auto started = clock_type::now();
+  auto pending = std::async(std::launch::async, [port] {
+    return windowed_query(port, "never-seen", "object", R"({"objectId":"o","dataset":"items"})");
+  });
+  // A 2 s bound on the lookup, then 5 s on the load.
+  bool answered = pending.wait_for(15s) == std::future_status::ready;
+  auto took = clock_type::now() - started;
+  PQclear(PQexec(other, "ROLLBACK"));
+  PQfinish(other);
+  ASSERT_TRUE(answered) << "the request waited for the lock";
+  auto r = pending.get();
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_GE(took, 2s);
+  std::printf(
+      "[ store ] a request behind a table lock answered %d after %lld ms\n", r.status,
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  // Once the lock is gone the same request is served as usual.
+  EXPECT_EQ(windowed_query(port, "t", "object", R"({"objectId":"warm","dataset":"items"})").status,
+            200u);
+  auto health = http(port, "GET", "/cluster/health").json().as_object();
+  EXPECT_TRUE(health.at("storeConnections").as_object().at("error").is_null())
+      << json::serialize(health);
+}
+
 }  // namespace
 }  // namespace weir::test

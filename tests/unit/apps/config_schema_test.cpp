@@ -1,9 +1,9 @@
 // Tests for apps/config/config_schema: the declared keys are what the loader reads and refuses
 // (each integer key's range, each flag's true and false, each choice's words, from the schema
 // alone), and docs/configuration.md matches them — every such key's row with its default and
-// range or words, and the complete file of defaults, which must hold every key and load to
-// exactly the defaults. This is the check that keeps the
-// reference true as keys are added.
+// range or words, every other key the loader takes in a row of its own or its holder's, and the
+// complete file of defaults, which must hold every key and load to exactly the defaults. This is
+// the check that keeps the reference true as keys are added.
 #include "apps/config/config_schema.hpp"
 
 #include <gtest/gtest.h>
@@ -51,23 +51,37 @@ std::vector<std::string> split_cells(const std::string& row) {
   return cells;
 }
 
-/// The docs' reference tables: section → key → cells (key, default, range, …).
-std::map<std::string, std::map<std::string, std::vector<std::string>>> reference_tables(
+/// The rows of the docs' reference tables, as cells (key, default, range, …), under each
+/// "### `section`" heading (every heading of one, even with no table).
+std::map<std::string, std::vector<std::vector<std::string>>> reference_rows(
     const std::string& docs) {
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> out;
+  std::map<std::string, std::vector<std::vector<std::string>>> out;
   std::istringstream lines(docs);
   std::string line, section;
   while (std::getline(lines, line)) {
     if (line.rfind("### `", 0) == 0) {
       auto end = line.find('`', 5);
       section = line.substr(5, end - 5);
+      out[section];
     } else if (line.rfind("## ", 0) == 0) {
       section.clear();
     } else if (!section.empty() && line.rfind("| `", 0) == 0) {
       auto cells = split_cells(line);
       if (!cells.empty() && cells[0].size() > 2) {
-        out[section][cells[0].substr(1, cells[0].find('`', 1) - 1)] = cells;
+        out[section].push_back(std::move(cells));
       }
+    }
+  }
+  return out;
+}
+
+/// The docs' reference tables: section → key (a row's first name) → cells.
+std::map<std::string, std::map<std::string, std::vector<std::string>>> reference_tables(
+    const std::string& docs) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> out;
+  for (auto& [section, rows] : reference_rows(docs)) {
+    for (auto& cells : rows) {
+      out[section][cells[0].substr(1, cells[0].find('`', 1) - 1)] = cells;
     }
   }
   return out;
@@ -232,6 +246,59 @@ TEST(ConfigSchema, TheCompleteFileOfDefaultsHoldsEveryKeyAndLoadsToTheDefaults) 
     }
     EXPECT_TRUE(found) << name << " is missing from the complete file";
     EXPECT_EQ(k.get(*loaded), k.get(*defaults));
+  }
+}
+
+TEST(ConfigSchema, EveryKeyTheLoaderTakesIsInTheReference) {
+  // Not only the declared kinds: lists, rules, secrets and the token verifier's options too. A
+  // key of a section is a row of its table ("`key`", "`a` / `b`", or "`key.…`" rows for a nested
+  // section); a key of a nested section is a row of its parent's table ("`jwt.issuer`") or is
+  // named in the row of the key that holds it (`tls`'s `{ certFile, keyFile, caFile }`).
+  auto rows = reference_rows(read_docs());
+  auto names = [](const std::vector<std::string>& cells, const std::string& name) {
+    return cells[0].find("`" + name + "`") != std::string::npos ||
+           cells[0].find("`" + name + ".") != std::string::npos;
+  };
+  auto mentions = [](const std::vector<std::string>& cells, std::string_view word) {
+    for (const auto& c : cells) {
+      for (auto at = c.find(word); at != std::string::npos; at = c.find(word, at + 1)) {
+        auto end = at + word.size();
+        bool alone = (at == 0 || !std::isalnum(static_cast<unsigned char>(c[at - 1]))) &&
+                     (end == c.size() || !std::isalnum(static_cast<unsigned char>(c[end])));
+        if (alone) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  for (auto s : sections()) {
+    for (auto k : keys_of(s)) {
+      std::string key{k};
+      SCOPED_TRACE(std::string{s} + "." + key);
+      if (s.empty()) {
+        EXPECT_TRUE(rows.count(key)) << "no \"### `" << key << "`\" section";
+        continue;
+      }
+      auto dot = s.find('.');
+      auto table = std::string{s.substr(0, dot)};
+      ASSERT_TRUE(rows.count(table)) << "no table for `" << table << "`";
+      const auto& in = rows.at(table);
+      bool found = false;
+      if (dot == std::string_view::npos) {
+        found = std::any_of(in.begin(), in.end(), [&](auto& r) { return names(r, key); });
+      } else {
+        auto holder = std::string{s.substr(dot + 1)};
+        if (holder.ends_with("[]")) {
+          holder.resize(holder.size() - 2);
+        }
+        found = std::any_of(in.begin(), in.end(), [&](auto& r) {
+          return names(r, holder + "." + key) ||
+                 (r[0].find("`" + holder + "`") != std::string::npos && mentions(r, key));
+        });
+      }
+      EXPECT_TRUE(found) << "not in docs/configuration.md";
+    }
   }
 }
 
