@@ -2,7 +2,10 @@
 // keys of acknowledged writes until they expire (loaded with the unit, stored with each write:
 // write_batch::keys), and the keys of writes still on their way to the store, whose retries
 // wait for the original's outcome instead of being applied beside it. Bounded: beyond the
-// configured count the keys closest to expiry are forgotten first. The shard's own (one thread).
+// configured count the keys closest to expiry are forgotten first, and what it forgets (past the
+// count, or expired) goes with the unit's next write batch to be deleted from the store too
+// (write_batch::forget_keys), so the stored keys stay as bounded as these. The shard's own (one
+// thread).
 #pragma once
 
 #include <chrono>
@@ -32,6 +35,7 @@ class idempotency_memory {
       return nullptr;
     }
     if (it->second.expires_at_ms <= now_ms()) {
+      forgotten_.push_back(it->first);
       forget(it);
       return nullptr;
     }
@@ -47,6 +51,7 @@ class idempotency_memory {
       if (it == keys_.end()) {
         by_expiry_.erase(by_expiry_.begin());
       } else {
+        forgotten_.push_back(it->first);
         forget(it);
       }
     }
@@ -90,6 +95,20 @@ class idempotency_memory {
 
   std::size_t size() const { return keys_.size(); }
 
+  /// The keys forgotten since the last call that are not remembered or in flight again (a key
+  /// forgotten and then used anew must not be deleted after its new entry is stored): for the
+  /// next write batch to delete from the store.
+  std::vector<std::string> take_forgotten() {
+    std::vector<std::string> out;
+    for (auto& k : forgotten_) {
+      if (!keys_.count(k) && !pending_.count(k)) {
+        out.push_back(std::move(k));
+      }
+    }
+    forgotten_.clear();
+    return out;
+  }
+
  private:
   void forget(std::unordered_map<std::string, core::idempotency_entry>::iterator it) {
     auto range = by_expiry_.equal_range(it->second.expires_at_ms);
@@ -105,6 +124,7 @@ class idempotency_memory {
   std::unordered_map<std::string, core::idempotency_entry> keys_;
   std::multimap<std::int64_t, std::string> by_expiry_;
   std::unordered_map<std::string, in_flight> pending_;
+  std::vector<std::string> forgotten_;
 };
 
 }  // namespace weir::actors

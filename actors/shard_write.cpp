@@ -433,6 +433,7 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
     key.version_id = vid;
     batch.keys.push_back(key);  // stored with the write, in the same transaction or batch
   }
+  batch.forget_keys = st.keys.take_forgotten();
   shard_actor me = handle_of(self);
   auto corrected = batch.corrected;
   auto queued = st.rt->store.submit(std::move(batch), [me, seq](core::result<void> r) {

@@ -72,6 +72,9 @@ struct write_batch {
   /// Idempotency keys the batch's writes carried: stored with it, atomically, and loaded with
   /// the unit (those not yet expired), so a retry after a restart or failover finds them.
   std::vector<core::idempotency_entry> keys;
+  /// Idempotency keys of the unit its shard no longer remembers (expired, or past
+  /// store.maxIdempotencyKeysPerUnit): deleted with the batch, before `keys` are stored.
+  std::vector<std::string> forget_keys{};
 };
 
 /// A record as loaded from disk.

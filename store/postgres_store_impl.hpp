@@ -479,18 +479,32 @@ struct postgres_store::impl {
     return {};
   }
 
-  /// The group's idempotency keys, and the expired ones of the same units gone.
+  /// The group's idempotency keys, and the expired ones of the same units gone, and those
+  /// their shards forgot (write_batch::forget_keys).
   result_ptr store_keys(const std::vector<group_commit_queue::pending>& group) {
-    columns keys{6}, units{2};
+    columns keys{6}, units{2}, forget{3};
     std::set<std::pair<std::string_view, std::string_view>> seen;
     for (const auto& p : group) {
       const auto& u = p.batch.unit;
+      for (const auto& k : p.batch.forget_keys) {
+        forget.add({u.space, u.object, k});
+      }
       for (const auto& k : p.batch.keys) {
         keys.add({u.space, u.object, k.key, k.version_id, std::to_string(k.fingerprint),
                   std::to_string(k.expires_at_ms)});
         if (seen.insert({u.space, u.object}).second) {
           units.add({u.space, u.object});
         }
+      }
+    }
+    if (forget.rows > 0) {
+      auto r = exec(writer_conn,
+                    "DELETE FROM weir_idempotency_keys k USING unnest($1::text[], $2::text[], "
+                    "$3::text[]) AS f(space, object, key) WHERE k.space = f.space AND "
+                    "k.object = f.object AND k.key = f.key",
+                    forget.finish());
+      if (!r.ok() || keys.rows == 0) {
+        return r;
       }
     }
     if (keys.rows == 0) {

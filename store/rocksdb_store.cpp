@@ -106,6 +106,9 @@ struct rocksdb_store::impl {
         }
       }
       wb.Put(seq_key(p.batch.unit), encode_seq(p.batch.seq));
+      for (const auto& k : p.batch.forget_keys) {
+        wb.Delete(keys_prefix(p.batch.unit) + k);
+      }
       for (const auto& k : p.batch.keys) {
         wb.Put(keys_prefix(p.batch.unit) + k.key, k.version_id + "\n" +
                                                       std::to_string(k.fingerprint) + "\n" +

@@ -15,6 +15,7 @@
 #include <boost/json.hpp>
 
 #include "pg_instance.hpp"
+#include "store/rocksdb_store.hpp"
 #include "test_support.hpp"
 #include "weir/v1/data.grpc.pb.h"
 
@@ -154,6 +155,58 @@ TEST_F(Idempotency, KeysSurviveARestartOfTheEmbeddedStore) {
   ASSERT_EQ(again.status, 200u) << again.body;
   EXPECT_EQ(version_of(again), first);
   EXPECT_EQ(n_of(node->http_port()), 1);
+}
+
+/// 40 writes to one unit, each under a key of its own, on a node that remembers 8 per unit.
+void forty_keyed_writes(std::uint16_t port) {
+  for (int i = 0; i < 40; ++i) {
+    auto r = http(port, "PUT", rec("o1", "r" + std::to_string(i)), R"({"n":1})",
+                  {{"Idempotency-Key", "k" + std::to_string(i)}});
+    ASSERT_EQ(r.status, 200u) << r.body;
+  }
+}
+
+const char* eight_keys = "store:\n  maxIdempotencyKeysPerUnit: 8\n";
+
+TEST_F(Idempotency, TheEmbeddedStoreKeepsNoMoreKeysThanTheUnitRemembers) {
+  // Before, a unit that stayed loaded kept every key it was given on disk until its next load
+  // (which read them all, then dropped the expired ones): months of keys at a steady rate.
+  {
+    auto node = start_node(dir.path(), eight_keys);
+    ASSERT_TRUE(node);
+    forty_keyed_writes(node->http_port());
+  }
+  auto st = store::rocksdb_store::open({dir.path(), 16, true});
+  ASSERT_TRUE(st) << st.error().message;
+  auto unit = (*st)->load_unit({"t", "o1"}, [](auto, auto, auto&&) {});
+  ASSERT_TRUE(unit) << unit.error().message;
+  // The 8 remembered, and the one the last write's answer made it forget (its deletion goes
+  // with the unit's next write).
+  EXPECT_LE(unit->keys.size(), 9u);
+  std::set<std::string> kept;
+  for (const auto& k : unit->keys) {
+    kept.insert(k.key);
+  }
+  for (int i = 32; i < 40; ++i) {
+    EXPECT_TRUE(kept.count("k" + std::to_string(i))) << "k" << i;
+  }
+  (*st)->stop();
+}
+
+TEST_F(Idempotency, PostgresKeepsNoMoreKeysThanTheUnitRemembers) {
+  pg_instance pg;
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  auto yaml = pg.store_yaml();  // "store: { backend: postgres, … }"
+  yaml.insert(yaml.find('{') + 1, " maxIdempotencyKeysPerUnit: 8,");
+  auto node = start_node(dir.path(), yaml);
+  ASSERT_TRUE(node);
+  forty_keyed_writes(node->http_port());
+  EXPECT_LE(std::stoi(pg.sql("SELECT count(*) FROM weir_idempotency_keys")), 9);
+  EXPECT_EQ(pg.sql("SELECT count(*) FROM weir_idempotency_keys WHERE key = 'k39'"), "1");
+  // A key forgotten is applied again, as documented; one remembered is replayed.
+  auto replay =
+      http(node->http_port(), "PUT", rec("o1", "r39"), R"({"n":1})", {{"Idempotency-Key", "k39"}});
+  EXPECT_EQ(replay.headers["idempotency-replayed"], "true");
 }
 
 TEST_F(Idempotency, OnPostgresAnotherNodeOnTheSameDatabaseAnswersTheRetry) {

@@ -1,9 +1,12 @@
 // What a unit's shard remembers of Idempotency-Keys (actors/idempotency_memory.hpp), without an
 // actor: acknowledged keys until they expire, a bound that forgets those closest to expiry
-// first, and retries of a write still in flight answered with its outcome.
+// first, what it forgot handed over once for the store to delete (but never a key in use again),
+// and retries of a write still in flight answered with its outcome.
 #include "actors/idempotency_memory.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace weir::actors {
 namespace {
@@ -40,6 +43,28 @@ TEST(IdempotencyMemory, PastItsBoundTheKeysClosestToExpiryAreForgottenFirst) {
   m.remember(entry("another", 85000), 3);  // now "new" (70 s) is the closest to expiry
   EXPECT_EQ(m.find("new"), nullptr);
   EXPECT_NE(m.find("mid"), nullptr);
+}
+
+TEST(IdempotencyMemory, WhatItForgetsIsHandedOverOnceForTheStoreToDelete) {
+  idempotency_memory m;
+  m.remember(entry("expired", -1), 2);
+  m.remember(entry("a", 10000), 2);
+  m.remember(entry("b", 20000), 2);  // "expired" goes as it expired
+  m.remember(entry("c", 30000), 2);  // "a" goes past the bound
+  m.remember(entry("b", 40000), 2);  // the same key again: replaced, not forgotten
+  auto gone = m.take_forgotten();
+  std::sort(gone.begin(), gone.end());
+  EXPECT_EQ(gone, (std::vector<std::string>{"a", "expired"}));
+  EXPECT_TRUE(m.take_forgotten().empty());
+  // A key forgotten and then used anew (remembered, or a write under it in flight) is kept:
+  // deleting it after its new entry is stored would lose that entry.
+  m.remember(entry("d", 50000), 2);  // "c" goes
+  m.start("c", 7);
+  m.remember(entry("e", 60000), 2);  // "b" goes
+  m.remember(entry("b", 70000), 2);  // … and comes back ("d" goes)
+  gone = m.take_forgotten();
+  std::sort(gone.begin(), gone.end());
+  EXPECT_EQ(gone, (std::vector<std::string>{"d"}));
 }
 
 TEST(IdempotencyMemory, RetriesOfAWriteInFlightGetItsOutcomeAsAReplay) {
