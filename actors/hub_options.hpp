@@ -12,8 +12,8 @@ struct hub_options {
   std::size_t max_hub_connections = 512;
   std::size_t max_hub_connections_per_caller = 512;
   /// Hub connections from one client address, whoever signs in on them (the address as
-  /// http.trustedProxies resolves it): one address cannot hold every slot of the node.
-  std::size_t max_hub_connections_per_address = 64;
+  /// http.trustedProxies resolves it); by default all of the node's (query.…PerAddress).
+  std::size_t max_hub_connections_per_address = 512;
   std::size_t max_subscriptions_per_connection = 256;
   std::size_t max_subscriptions = 4096;
   std::size_t max_subscriptions_per_caller = 4096;

@@ -424,7 +424,7 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
       cmd.dataset = std::get<2>(key);
       cmd.body = std::move(ids);
       auto space = cmd.space;
-      auto answered = [t, space](core::result<write_outcome> r) {
+      auto answered = [t, space](const core::result<write_outcome>& r) {
         if (!r) {
           // Not taken (the owner unreachable, overloaded, stopping, a failed read): the reader
           // reads the transaction again, rather than leave the owner's records stale.
@@ -436,18 +436,26 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
           t->applied(t->taken.load());
         }
       };
-      if (!txn.owners || txn.owners->empty() || !impl_->link) {
-        submit(std::move(cmd), std::move(answered));
-        continue;
-      }
-      const auto& owners = *txn.owners;
-      const auto& owner =
-          owners[core::rendezvous_owner(owners, core::unit_name(cmd.space, cmd.object))];
-      if (owner == impl_->link->self_id()) {
-        refresh_held(std::move(cmd), std::move(answered));
-      } else {
-        impl_->link->forward_write(owner, std::move(cmd), std::move(answered));
-      }
+      // Paced node-wide: each refresh of a held unit takes a place in the store's queue.
+      impl_->refreshes->run([this, cmd = std::move(cmd), answered = std::move(answered),
+                             owners = txn.owners](std::function<void()> finished) mutable {
+        auto done = [answered = std::move(answered),
+                     finished = std::move(finished)](core::result<write_outcome> r) {
+          answered(r);
+          finished();
+        };
+        if (!owners || owners->empty() || !impl_->link) {
+          submit(std::move(cmd), std::move(done));
+          return;
+        }
+        const auto& owner =
+            (*owners)[core::rendezvous_owner(*owners, core::unit_name(cmd.space, cmd.object))];
+        if (owner == impl_->link->self_id()) {
+          refresh_held(std::move(cmd), std::move(done));
+        } else {
+          impl_->link->forward_write(owner, std::move(cmd), std::move(done));
+        }
+      });
     }
   }
 }
@@ -716,6 +724,7 @@ void runtime::shutdown() {
   if (!impl_ || !impl_->sys) {
     return;
   }
+  impl_->refreshes->stop();  // the refreshes still waiting: their transactions are read again
   {
     auto locks = impl_->lock_all_stripes();
     std::lock_guard views_lock{impl_->space_views_mu};

@@ -46,6 +46,9 @@ struct runtime_options {
   std::int64_t unit_idle_ms = 60000;               ///< an unused unit's actor stops after this long
   std::int64_t idempotency_key_ttl_ms = 86400000;  ///< store.idempotencyKeyTtlMs
   std::size_t max_idempotency_keys_per_unit = 100000;  ///< store.maxIdempotencyKeysPerUnit
+  /// Change capture's refreshes running at once, node-wide (refresh_pacer): a quarter of
+  /// store.queueCapacity, at most 64, so that a large transaction never overflows that queue.
+  std::size_t captured_refreshes_in_flight = 64;
   /// Cluster: how long subscribers of an unreachable owner wait for it before an Error.
   std::int64_t owner_unavailable_error_ms = 30000;
   hub_options hub;

@@ -21,6 +21,7 @@
 #include "actors/connection_directory.hpp"
 #include "actors/messages.hpp"
 #include "actors/query_catalog.hpp"
+#include "actors/refresh_pacer.hpp"
 #include "actors/runtime.hpp"
 #include "actors/skipped_rows.hpp"
 #include "actors/unit_loader.hpp"
@@ -191,6 +192,9 @@ struct runtime::impl {
   core::latency_histogram write_latency;  ///< submit → answer, every write
   std::atomic<std::size_t> remote_units{0};
   std::atomic<std::size_t> upstreams{0};
+  /// Change capture's refreshes, paced (take_captured).
+  std::shared_ptr<refresh_pacer> refreshes =
+      std::make_shared<refresh_pacer>(opts.captured_refreshes_in_flight);
   std::atomic<std::size_t> replicas{0};
   /// JSON bytes of the rows query actors hold (windows, unbounded results), all keys together:
   /// what a gateway holds for the queries it serves.

@@ -50,6 +50,8 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   o.unit_idle_ms = c.unit_idle_ms;
   o.idempotency_key_ttl_ms = c.idempotency_key_ttl_ms;
   o.max_idempotency_keys_per_unit = c.max_idempotency_keys_per_unit;
+  o.captured_refreshes_in_flight =
+      std::clamp<std::size_t>(c.store_queue_capacity / 4, 1, std::size_t{64});
   o.owner_unavailable_error_ms = c.cluster.owner_unavailable_error_ms;
   o.records.max_bytes = c.records.max_bytes;
   o.records.max_members = c.records.max_members;

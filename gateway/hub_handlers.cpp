@@ -147,20 +147,23 @@ void http_session::serve_health(http::request<http::string_body>& req, route_mat
   // GET (always ready here, so 200), a stream with Accept: text/event-stream. Scoped to the
   // caller: an anonymous caller sees the connections opened from its own address and tenant.
   // The route checked the method and Origin (the caller's connections, as on the hubs).
-  if (id_.refused || (ctx_.opts.auth && !id_.who->authenticated())) {
-    // Decision 7: with authentication on, the feed needs a signed-in caller.
-    auto e = id_.refused ? *id_.refused
-                         : core::make_error("auth.required",
-                                            "the health feed shows a caller its own "
-                                            "connections: sign in first");
-    challenge_ = auth_status(e) == 401 ? bearer_challenge(e) : "";
-    respond(auth_status(e), unauthorized_result(correlation_));
-    return;
-  }
   core::health_scope scope = health_scope_of(id_);
   auto accept = header(req, http::field::accept).value_or(std::string_view{});
-  if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
-    direct_target target{nullptr, {}, scope, correlation_, std::nullopt, {}};
+  bool stream = !head_ && accept.find("text/event-stream") != std::string_view::npos;
+  std::optional<core::error> refused = id_.refused;
+  if (!refused && ctx_.opts.auth && !id_.who->authenticated()) {
+    // Decision 7: with authentication on, the feed needs a signed-in caller.
+    refused = core::make_error("auth.required",
+                               "the health feed shows a caller its own connections: sign in first");
+  }
+  if (refused && !stream) {
+    challenge_ = auth_status(*refused) == 401 ? bearer_challenge(*refused) : "";
+    respond(auth_status(*refused), unauthorized_result(correlation_));
+    return;
+  }
+  if (stream) {
+    // Refused: the stream answers it (one QueryResult with isAuthorized:false, arc-hub §10).
+    direct_target target{nullptr, {}, scope, correlation_, std::move(refused), {}};
     target.request.caller = caller_of(id_);
     target.request.who = id_.who;
     handed_over<sse_hub_session>(std::move(stream_), ctx_, id_.client, version_, std::move(target))

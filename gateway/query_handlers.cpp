@@ -29,7 +29,7 @@ void http_session::serve_query(http::request<http::string_body>& req, route_matc
     handed_over<sse_hub_session>(
         std::move(stream_), ctx_, id_.client, version_,
         direct_target{
-            m.query_def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt, {}})
+            m.query_def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused, {}})
         ->run();
     return;
   }

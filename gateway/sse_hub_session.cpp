@@ -69,6 +69,10 @@ void sse_hub_session::run() {
   }
   if (direct_) {
     auto& d = *direct_;
+    if (d.refused) {
+      unauthorized_stream();
+      return;
+    }
     auto head = "{\"correlationId\":\"" + d.correlation_id + "\"";
     auto q = d.health ? actors::direct_query::open_health(ctx_.rt, *d.health, d.request,
                                                           weak_from_this(), std::move(head), "")
@@ -78,7 +82,7 @@ void sse_hub_session::run() {
       if (q.error().code == "query.invalid_arguments") {
         refuse(400, invalid_result(d.correlation_id, q.error()));
       } else if (q.error().code.starts_with("auth.")) {
-        refuse(auth_status(q.error()), unauthorized_result(d.correlation_id));
+        unauthorized_stream();
       } else {
         refuse(503, failed_result(d.correlation_id, q.error().message));
       }
@@ -465,6 +469,20 @@ void sse_hub_session::finish() {
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.socket().close(ec);
   });
+}
+
+void sse_hub_session::unauthorized_stream() {
+  // arc-hub §10: "When unauthorized, a single QueryResult with isAuthorized:false is sent, then
+  // the stream ends" (§7: one final `data:` line), as when a credential expires mid-stream.
+  log::info("stream refused", {{"transport", "sse"},
+                               {"status", 200},
+                               {"code", "auth.unauthorized"},
+                               {"correlation", correlation_id_},
+                               {"remote", remote_}});
+  ctx_.add(shared_from_this());
+  write_stream_header();
+  do_read();
+  end_unauthorized();
 }
 
 void sse_hub_session::end_unauthorized() {

@@ -95,6 +95,9 @@ class sse_hub_session : public actors::frame_sink,
   /// The emission guard of a direct stream: when its credential expires it sends one
   /// isAuthorized:false QueryResult and ends (arc-hub §10).
   void end_unauthorized();
+  /// A direct stream refused for its caller's credential: the stream head, one QueryResult with
+  /// isAuthorized:false, then the end (arc-hub §10).
+  void unauthorized_stream();
   /// An agent run's end after query.agentRunMaxMs: RUN_FINISHED after what is queued, then the
   /// stream ends.
   void end_run();

@@ -81,14 +81,10 @@ void http_session::windowed_in_space(std::string body, windowed_route route) {
   auto caller = caller_of(id_);
   if (route.subscribe) {
     // The stream takes the connection over; this session ends here. It ends with
-    // `deauthorized` when the credential its space's rule needed expires.
-    std::optional<std::int64_t> expires_at;
-    if (const auto* rule = core::space_rule_for(ctx_.opts.spaces, route.space);
-        rule && !rule->read.anonymous()) {
-      expires_at = id_.who->expires_at;
-    }
+    // `deauthorized` when the credential it was opened with expires (Decision 5), whether or
+    // not its space's rule needed one: a request with that credential is refused from then on.
     handed_over<windowed_stream_session>(std::move(stream_), ctx_, version_, correlation_,
-                                         std::move(req), std::move(caller), expires_at)
+                                         std::move(req), std::move(caller), id_.who->expires_at)
         ->run();
     return;
   }

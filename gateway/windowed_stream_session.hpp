@@ -135,8 +135,9 @@ class windowed_stream_session : public actors::windowed_sink,
   std::array<char, 512> read_buf_{};
   keep_alive_timer keep_alive_;
   asio::steady_timer deadline_;  // the opening deadline, then the close deadline
-  /// When the credential the space's rule needed expires (seconds since the Unix epoch): the
-  /// stream closes with `deauthorized` then (windowed-subscribe decision 5).
+  /// When the credential the stream was opened with expires (seconds since the Unix epoch): the
+  /// stream closes with `deauthorized` then (windowed-subscribe decision 5), whatever the
+  /// space's rule.
   std::optional<std::int64_t> expires_at_;
   credential_expiry expiry_;
 };

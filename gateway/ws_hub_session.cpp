@@ -1,7 +1,8 @@
 // The WebSocket hub session: arc-hub §2 framing on the wire, §6 keep-alive, §8 inbound rules
 // (binary → 1008 "Text frames required", oversized → 1009 "Inbound frame too large"), §9
-// outbound bounds (1013 "Outbound queue full", 1008 "Invalid outbound frame"), 1013 "Hub
-// capacity reached" over the connection budget, and one write in flight at a time.
+// outbound bounds (1013 "Outbound queue full", 1008 "Invalid outbound frame"), 503 with
+// Retry-After: 1 instead of the upgrade over the connection budget (seed 001), and one write in
+// flight at a time.
 //
 // Beast accepts the upgrade; after that the session owns the socket and speaks RFC 6455 itself
 // (core/ws_framing): every frame queued goes out in one gather write, one syscall per burst per
@@ -26,6 +27,7 @@
 #include "gateway/frame_batch.hpp"
 #include "gateway/parked_allocator.hpp"
 #include "gateway/query_routes.hpp"
+#include "gateway/stream_refusal.hpp"
 #include "log/log.hpp"
 
 namespace weir::gateway {
@@ -78,6 +80,29 @@ void ws_hub_session::run(http::request<http::string_body> req) {
                                    {"remote", remote_},
                                    {"direct", direct_ != nullptr}});
   auto& ws = handshake_->ws;
+  // Seed 001: a hub over its connection budget is refused with 503 during the upgrade. The
+  // budget is taken before the 101, so it cannot run out while the upgrade is written; a hub
+  // refused for its credential, or met by a drain, is still upgraded and then closed (1008,
+  // 1013 `Server shutting down`), as arc-hub §9 has it.
+  if (!direct_ && !ctx_.draining && !refused_ && core::check_access(ctx_.opts.hubs, *who_)) {
+    actors::connection_info info;
+    info.remote_address = remote_;
+    info.who = who_;
+    info.user_agent = std::move(handshake_->user_agent);  // kept once, in the directory
+    conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
+    if (!conn_) {
+      ctx_.traffic.closed_at(bound_close::hub_capacity);
+      log::info("stream refused", {{"transport", "websocket"},
+                                   {"status", 503},
+                                   {"code", "hub_capacity"},
+                                   {"correlation", correlation_id_},
+                                   {"remote", remote_}});
+      auto res = stream_refusal(503, req.version(), correlation_id_);
+      res->set(http::field::retry_after, "1");
+      write_refusal(shared_from_this(), beast::get_lowest_layer(ws), std::move(res));
+      return;
+    }
+  }
   beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
   ws.set_option(websocket::stream_base::decorator(
       [correlation = correlation_id_](websocket::response_type& res) {
@@ -96,7 +121,6 @@ void ws_hub_session::on_accept(beast::error_code ec) {
   // From here on the socket is ours: Beast's stream (and its buffers) go.
   beast::get_lowest_layer(handshake_->ws).expires_never();
   sock_ = beast::get_lowest_layer(handshake_->ws).release_socket();
-  auto user_agent = std::move(handshake_->user_agent);
   handshake_.reset();
   beast::error_code ignored;
   sock_.non_blocking(true, ignored);
@@ -124,12 +148,8 @@ void ws_hub_session::on_accept(beast::error_code ec) {
     start_close(1008, "Unauthorized");  // arc-hub §9: the TypeScript hub's auth failure
     return;
   }
-  actors::connection_info info;
-  info.remote_address = remote_;
-  info.who = who_;
-  info.user_agent = std::move(user_agent);  // kept once, in the connection directory
-  conn_ = actors::hub_connection::open(ctx_.rt, weak_from_this(), std::move(info));
   if (!conn_) {
+    // Admitted in run() unless a drain had begun by then (closed above, now that it is on).
     start_close(1013, "Hub capacity reached", bound_close::hub_capacity);
     return;
   }

@@ -53,13 +53,13 @@ const integer_key integer_table[] = {
   {"query", "maxObservableHubConnectionsPerCaller", 1, 100000,
    WEIR_FIELD(hub.max_hub_connections_per_caller),
    [](node_config& c) { c.hub.max_hub_connections_per_caller = c.hub.max_hub_connections; }},
-  // Not in Arc: one client address gets an eighth of the node's slots unless set (but not fewer
-  // than 64, or all of a smaller node's), so that one host cannot hold them all.
+  // Not in Arc: hub connections from one client address. Unless set, all of the node's, as Arc
+  // lets one caller take the whole capacity by default (seed 001); set it on an internet-facing
+  // host so that one host cannot hold every slot.
   {"query", "maxObservableHubConnectionsPerAddress", 1, 100000,
    WEIR_FIELD(hub.max_hub_connections_per_address),
    [](node_config& c) {
-     c.hub.max_hub_connections_per_address = std::max<std::size_t>(
-         std::min<std::size_t>(c.hub.max_hub_connections, 64), c.hub.max_hub_connections / 8);
+     c.hub.max_hub_connections_per_address = c.hub.max_hub_connections;
    }},
   {"query", "maxObservableHubSubscriptionsPerConnection", 1, 10000,
    WEIR_FIELD(hub.max_subscriptions_per_connection)},

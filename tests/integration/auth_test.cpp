@@ -284,6 +284,25 @@ TEST(Auth, DirectTransportsAnswerUnauthorized) {
   EXPECT_FALSE(ws.read(2s));
   ASSERT_TRUE(ws.close_status());
   EXPECT_EQ(ws.close_status()->first, 1008);
+
+  // Direct SSE (arc-hub §10): "a single QueryResult with isAuthorized:false is sent, then the
+  // stream ends", for a caller the query refuses and for a credential that does not verify.
+  for (const auto& auth : std::vector<std::string>{"", "Bearer x.y.z"}) {
+    SCOPED_TRACE(auth.empty() ? "anonymous" : auth);
+    sse_client::options o;
+    o.target = "/api/secret?obj=o1";
+    o.headers = {{"Accept", "text/event-stream"}};
+    if (!auth.empty()) {
+      o.headers.push_back({"Authorization", auth});
+    }
+    sse_client direct{n.port, o};
+    EXPECT_EQ(direct.status(), 200u);
+    EXPECT_EQ(direct.header("content-type").rfind("text/event-stream", 0), 0u);
+    auto denied = direct.read_json();
+    EXPECT_EQ(denied.at("isAuthorized"), false);
+    EXPECT_FALSE(denied.contains("data") && !denied.at("data").is_null());
+    EXPECT_TRUE(direct.wait_end(2s));
+  }
 }
 
 TEST(Auth, SseControlPostsAreAuthorizedAsTheirCallerAndOwnedByTheStreamsPrincipal) {
@@ -343,6 +362,16 @@ TEST(Auth, TheHealthFeedShowsAPrincipalItsOwnConnectionsOnly) {
   anon.expect_connected();
 
   EXPECT_EQ(http(n.port, "GET", "/.cratis/queries/health").status, 401u);
+  {
+    // Read as a stream, the refusal is the stream's one QueryResult (arc-hub §10).
+    sse_client::options o;
+    o.target = "/.cratis/queries/health";
+    o.headers = {{"Accept", "text/event-stream"}};
+    sse_client anon_feed{n.port, o};
+    EXPECT_EQ(anon_feed.status(), 200u);
+    EXPECT_EQ(anon_feed.read_json().at("isAuthorized"), false);
+    EXPECT_TRUE(anon_feed.wait_end(2s));
+  }
   auto feed = http(n.port, "GET", "/.cratis/queries/health", "", n.bearer(n.token("ada")));
   ASSERT_EQ(feed.status, 200u) << feed.body;
   auto feed_json = feed.json();
@@ -477,6 +506,14 @@ TEST(Auth, ExpiringCredentialsEndTheirSubscriptions) {
                            R"({"objectId":"o","dataset":"d"})",
                            {{"Authorization", "Bearer " + short_lived}}};
   windowed.open();
+  // On a space anyone may read, a stream opened with the credential ends with it too
+  // (windowed-subscribe decision 5): a request with it would be refused 401 from then on.
+  windowed_stream open_space{n.port,
+                             "t",
+                             "object",
+                             R"({"objectId":"o1","dataset":"items"})",
+                             {{"Authorization", "Bearer " + short_lived}}};
+  open_space.open();
 
   sse_client::options h;
   h.headers = {{"Cookie", "session=" + short_lived}};
@@ -509,6 +546,13 @@ TEST(Auth, ExpiringCredentialsEndTheirSubscriptions) {
     }
   }
   EXPECT_EQ(windowed.closed_reason(), "deauthorized");
+  while (auto f = open_space.next(8s)) {
+    open_space.apply(*f);
+    if (f->event == "closed") {
+      break;
+    }
+  }
+  EXPECT_EQ(open_space.closed_reason(), "deauthorized");
   hub.read_through([](const json::object& f) { return is_type(f, "Unauthorized", "s"); }, 8s);
   // The anonymous sibling on the WebSocket lives on.
   put_record(n.port, "t", "o1", "items", "r2", R"({"n":2})");

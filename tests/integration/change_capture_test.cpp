@@ -320,6 +320,51 @@ TEST_F(ChangeCapture, AnotherMemberTakesOverWhenTheReaderIsKilledAndNothingIsMis
   EXPECT_NE(now_reading.at("reader"), json::value(cl.id(reader)));
 }
 
+TEST_F(ChangeCapture, ATransactionTouchingMoreHeldUnitsThanTheStoreQueueHoldsIsApplied) {
+  // Each unit held here reads its changed rows back through the store's queue. Before the
+  // refreshes were paced, one transaction over more held units than the queue holds overflowed
+  // it, was refused, read again from the same position and refused again: capture stopped.
+  auto yaml = pg.store_yaml();  // "store: { backend: postgres, … }"
+  yaml.insert(yaml.find('{') + 1, " queueCapacity: 8,");
+  auto node = start_node(dir.path(), yaml);
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  const int units = 120;
+  for (int i = 0; i < units; ++i) {
+    put_record(port, "t", "u" + std::to_string(i), "items", "r", R"({"n":0})");
+  }
+  ASSERT_FALSE(wait_reader(port).is_null());
+  pg.sql("UPDATE weir_records SET doc = jsonb_set(doc, '{n}', '7') WHERE space = 't'");
+  auto n_of = [port](int i) {
+    auto r = http(port, "POST", "/v1/spaces/t/query",
+                  R"({"objectId":"u)" + std::to_string(i) + R"(","dataset":"items"})");
+    auto doc = r.json();
+    const auto& records = doc.at("records").as_array();
+    return records.empty() ? -1 : records.front().at("n").to_number<int>();
+  };
+  int applied = 0;
+  for (auto until = clock_type::now() + 30s; clock_type::now() < until;) {
+    applied = 0;
+    for (int i = 0; i < units; ++i) {
+      applied += n_of(i) == 7;
+    }
+    if (applied == units) {
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(applied, units) << "units still serving what they held before the transaction";
+  // And capture goes on: a later row reaches the units too.
+  pg.sql(insert_sql("u0", "later", R"({"n": 1})"));
+  bool later = false;
+  for (auto until = clock_type::now() + 10s; !later && clock_type::now() < until;) {
+    auto r = http(port, "POST", "/v1/spaces/t/query", R"({"objectId":"u0","dataset":"items"})");
+    later = r.json().at("records").as_array().size() == 2;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(later);
+}
+
 TEST_F(ChangeCapture, CanBeTurnedOff) {
   auto node = start_node(dir.path(), "store: { backend: postgres, postgres: { url: \"" + pg.url() +
                                          "\", changeCapture: false } }\n");

@@ -101,6 +101,7 @@ struct ws_client::impl {
   websocket::stream<beast::tcp_stream> ws{ioc};
   beast::flat_buffer buf;
   bool open = false;
+  websocket::response_type upgrade;  // the answer to the upgrade request
   std::optional<std::pair<int, std::string>> close;
   // poll(): a read left pending across calls.
   bool reading = false;
@@ -120,7 +121,14 @@ ws_client::ws_client(std::uint16_t port, const std::string& target,
           req.set(k, v);
         }
       }));
-  impl_->ws.handshake("127.0.0.1:" + std::to_string(port), target);
+  beast::error_code ec;
+  impl_->ws.handshake(impl_->upgrade, "127.0.0.1:" + std::to_string(port), target, ec);
+  if (ec) {
+    if (impl_->upgrade.result_int() != 0 && impl_->upgrade.result_int() != 101) {
+      return;  // refused with an HTTP answer (upgrade_status): not open
+    }
+    throw beast::system_error{ec};
+  }
   s.expires_never();
   impl_->open = true;
 }
@@ -141,6 +149,15 @@ void ws_client::send_binary(const std::string& data) {
   impl_->ws.binary(true);
   impl_->ws.write(asio::buffer(data));
   impl_->ws.text(true);
+}
+
+unsigned ws_client::upgrade_status() const {
+  return impl_->upgrade.result_int();
+}
+
+std::string ws_client::upgrade_header(const std::string& name) const {
+  auto it = impl_->upgrade.find(name);
+  return it == impl_->upgrade.end() ? std::string{} : std::string{it->value()};
 }
 
 std::optional<std::string> ws_client::read(std::chrono::milliseconds timeout) {

@@ -91,6 +91,11 @@ class ws_client {
 
   /// After the server closed: its close code and reason (nullopt while open).
   std::optional<std::pair<int, std::string>> close_status() const;
+  /// The status that answered the upgrade: 101, or the refusal's (the client is then not open
+  /// and reads nothing).
+  unsigned upgrade_status() const;
+  /// A header of the upgrade's answer ("" when absent).
+  std::string upgrade_header(const std::string& name) const;
   bool is_open() const;
 
  private:

@@ -196,7 +196,7 @@ TEST(NodeConfigTest, RecordLimitsStallBoundAndPerAddressHubShare) {
   EXPECT_EQ(d->records.max_members, 100000u);
   EXPECT_EQ(d->records.max_key_bytes, 1024u);
   EXPECT_EQ(d->send_stall_timeout_ms, 10000);
-  EXPECT_EQ(d->hub.max_hub_connections_per_address, 64u);  // an eighth of 512
+  EXPECT_EQ(d->hub.max_hub_connections_per_address, 512u);  // the node's, as Arc's per caller
   auto r = load_config_text(
       "records: { maxBytes: 4096, maxMembers: 50, maxKeyBytes: 64 }\n"
       "http: { sendStallTimeoutMs: 2500 }\n"
@@ -207,10 +207,10 @@ TEST(NodeConfigTest, RecordLimitsStallBoundAndPerAddressHubShare) {
   EXPECT_EQ(r->records.max_members, 50u);
   EXPECT_EQ(r->records.max_key_bytes, 64u);
   EXPECT_EQ(r->send_stall_timeout_ms, 2500);
-  EXPECT_EQ(r->hub.max_hub_connections_per_address, 1000u);
+  EXPECT_EQ(r->hub.max_hub_connections_per_address, 8000u);
   auto small = load_config_text("query: { maxObservableHubConnections: 10 }", "r.yaml");
   ASSERT_TRUE(small.has_value());
-  EXPECT_EQ(small->hub.max_hub_connections_per_address, 10u);  // all of a small node's
+  EXPECT_EQ(small->hub.max_hub_connections_per_address, 10u);
   auto set = load_config_text("query: { maxObservableHubConnectionsPerAddress: 3 }", "r.yaml");
   ASSERT_TRUE(set.has_value());
   EXPECT_EQ(set->hub.max_hub_connections_per_address, 3u);
