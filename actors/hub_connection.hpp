@@ -35,8 +35,8 @@ struct connection_info {
 class hub_connection {
  public:
   /// Admits a connection: takes a hub-connection budget unit (arc-hub §9).
-  /// Returns an empty handle when over budget; the caller refuses it (WS close 1013 "Hub
-  /// capacity reached", SSE 503).
+  /// Returns an empty handle when over budget; the caller refuses it (503 with Retry-After: 1,
+  /// instead of the WebSocket upgrade or the SSE stream).
   static hub_connection open(runtime& rt, std::weak_ptr<frame_sink> sink, connection_info info);
 
   hub_connection() = default;

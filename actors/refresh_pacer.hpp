@@ -75,7 +75,17 @@ class refresh_pacer : public std::enable_shared_from_this<refresh_pacer> {
       ++running_;
       lock.unlock();
       auto s = std::make_shared<slot>(shared_from_this());
-      j([s] { s->give_back(); });
+      try {
+        j([s] { s->give_back(); });
+      } catch (...) {
+        // Its place back and the pump free again (outside the lock: the give-back takes it),
+        // so one failed start does not stop every later refresh.
+        s.reset();
+        j = nullptr;
+        lock.lock();
+        pumping_ = false;
+        throw;
+      }
       s.reset();
       j = nullptr;  // what it captured goes before the lock is taken again
       lock.lock();

@@ -720,6 +720,10 @@ runtime_stats runtime::stats() const {
   return s;
 }
 
+void runtime::stop_captured_refreshes() {
+  impl_->refreshes->stop();
+}
+
 void runtime::shutdown() {
   if (!impl_ || !impl_->sys) {
     return;

@@ -203,6 +203,9 @@ class runtime {
   /// and its actor_system destructor waits for that logger to go (observed as a hang when
   /// stopped from another thread). Sessions that outlive this make no more actor calls.
   void shutdown();
+  /// Starts no more of change capture's refreshes that are still waiting (their transactions
+  /// stay unconfirmed and are read again by the next reader): right after capture stops.
+  void stop_captured_refreshes();
 
   struct impl;
   impl& internals() { return *impl_; }

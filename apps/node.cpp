@@ -234,6 +234,9 @@ void node::stop() {
     // Capture ends first, while every route to the owners still works: what it handed on is
     // answered, and what it did not is read again by the member that reads next.
     p.store->stop_capture();
+    if (p.rt) {
+      p.rt->stop_captured_refreshes();  // what waits is read again, not run through the drain
+    }
   }
   if (p.cluster) {
     // Peers and /cluster/health see it at once. With elastic membership this member stops

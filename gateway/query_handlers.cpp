@@ -18,7 +18,15 @@ void http_session::serve_introspection(http::request<http::string_body>&, route_
 void http_session::serve_query(http::request<http::string_body>& req, route_match& m) {
   auto accept = header(req, http::field::accept).value_or(std::string_view{});
   if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
-    // Direct SSE (§10): bare QueryResult events on this query's route.
+    // Direct SSE (§10): bare QueryResult events on this query's route. A refused credential is
+    // answered first, on the stream (the route let it through for that), whatever the arguments.
+    if (id_.refused) {
+      handed_over<sse_hub_session>(
+          std::move(stream_), ctx_, id_.client, version_,
+          direct_target{m.query_def, {}, std::nullopt, correlation_, id_.refused, {}})
+          ->run();
+      return;
+    }
     auto parsed = parse_route_request(m.query);
     if (!parsed) {
       respond(400, invalid_result(correlation_, parsed.error()));
@@ -29,7 +37,7 @@ void http_session::serve_query(http::request<http::string_body>& req, route_matc
     handed_over<sse_hub_session>(
         std::move(stream_), ctx_, id_.client, version_,
         direct_target{
-            m.query_def, std::move(parsed->direct), std::nullopt, correlation_, id_.refused, {}})
+            m.query_def, std::move(parsed->direct), std::nullopt, correlation_, std::nullopt, {}})
         ->run();
     return;
   }

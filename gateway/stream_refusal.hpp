@@ -1,8 +1,10 @@
 // weir::gateway stream refusals — the one answer a streaming session gives instead of its
 // stream (the request's error, or a hub that is full): the response head every such refusal
 // carries, and its write, after which the connection is half-closed and, after a short linger,
-// closed. Shared by the SSE hub and windowed stream sessions, so their refusals carry the same
-// headers and end the same way. Internal to gateway/ (Beast).
+// closed. Shared by the SSE hub, windowed stream and WebSocket hub sessions (the last refuses
+// an upgrade over its budget with it, before any read: its socket goes once the answer is
+// written), so their refusals carry the same headers and end the same way. Internal to
+// gateway/ (Beast).
 #pragma once
 
 #include <chrono>

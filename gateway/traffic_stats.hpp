@@ -30,7 +30,7 @@ inline constexpr std::array<std::string_view, transport_count> transport_names{"
 enum class bound_close : std::uint8_t {
   outbound_queue_full,  ///< 1013 "Outbound queue full": the client did not keep up
   inbound_queue_full,   ///< 1013 "Inbound queue full": more frames at once than one wake-up takes
-  hub_capacity,         ///< 1013 "Hub capacity reached": the connection budget
+  hub_capacity,  ///< the connection budget: the 503 refusing a hub (labelled with Arc's 1013)
   inbound_frame_too_large,  ///< 1009 "Inbound frame too large"
   windowed_overflow,        ///< a windowed stream's `closed{overflow}`
 };

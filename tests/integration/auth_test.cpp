@@ -303,6 +303,13 @@ TEST(Auth, DirectTransportsAnswerUnauthorized) {
     EXPECT_FALSE(denied.contains("data") && !denied.at("data").is_null());
     EXPECT_TRUE(direct.wait_end(2s));
   }
+  // A credential that does not verify is answered before the arguments are looked at.
+  sse_client::options o;
+  o.target = "/api/secret";  // its `obj` argument missing
+  o.headers = {{"Accept", "text/event-stream"}, {"Authorization", "Bearer x.y.z"}};
+  sse_client bad_args{n.port, o};
+  EXPECT_EQ(bad_args.status(), 200u);
+  EXPECT_EQ(bad_args.read_json().at("isAuthorized"), false);
 }
 
 TEST(Auth, SseControlPostsAreAuthorizedAsTheirCallerAndOwnedByTheStreamsPrincipal) {

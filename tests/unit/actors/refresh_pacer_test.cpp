@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -82,6 +83,19 @@ TEST(RefreshPacer, AStoppedPacerStartsNothingMore) {
   first();
   EXPECT_EQ(more, 0);
   EXPECT_EQ(pacer->waiting(), 0u);
+}
+
+TEST(RefreshPacer, AJobThatThrowsDoesNotStopTheOthers) {
+  auto pacer = std::make_shared<refresh_pacer>(1);
+  EXPECT_THROW(pacer->run([](std::function<void()>) { throw std::runtime_error{"no memory"}; }),
+               std::runtime_error);
+  EXPECT_EQ(pacer->running(), 0u);
+  bool next = false;
+  pacer->run([&next](std::function<void()> f) {
+    next = true;
+    f();
+  });
+  EXPECT_TRUE(next);
 }
 
 TEST(RefreshPacer, AnswersFromManyThreadsKeepTheWindowAndRunEveryJob) {
