@@ -288,9 +288,7 @@ bool http_session::refuse_by_route(const http::request<http::string_body>& req, 
   // A direct SSE request on a named query's route answers a refused credential on the stream
   // itself (arc-hub §10: one QueryResult with isAuthorized:false, then the end): serve_query.
   bool answers_on_stream =
-      r.credentials == credential_rule::query_result && !head_ &&
-      header(req, http::field::accept).value_or(std::string_view{}).find("text/event-stream") !=
-          std::string_view::npos;
+      r.credentials == credential_rule::query_result && wants_direct_stream(req);
   if (id_.refused && r.credentials != credential_rule::handler && !answers_on_stream) {
     challenge_ = auth_status(*id_.refused) == 401 ? bearer_challenge(*id_.refused) : "";
     if (r.credentials == credential_rule::query_result) {

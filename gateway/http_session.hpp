@@ -53,6 +53,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   const http_route* find_route(const http::request<http::string_body>& req, route_match& m) const;
   /// The route's checks before its handler (method, Origin, credentials, space, draining):
   /// true when one answered.
+  /// A GET (not HEAD) asking for an event stream: a direct SSE query or health feed (arc-hub §10).
+  bool wants_direct_stream(const http::request<http::string_body>& req) const;
   bool refuse_by_route(const http::request<http::string_body>& req, const http_route& r,
                        route_match& m);
   /// A refusal in the route's form: the envelope with `e`, or an empty answer.

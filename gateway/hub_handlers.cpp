@@ -148,8 +148,7 @@ void http_session::serve_health(http::request<http::string_body>& req, route_mat
   // caller: an anonymous caller sees the connections opened from its own address and tenant.
   // The route checked the method and Origin (the caller's connections, as on the hubs).
   core::health_scope scope = health_scope_of(id_);
-  auto accept = header(req, http::field::accept).value_or(std::string_view{});
-  bool stream = !head_ && accept.find("text/event-stream") != std::string_view::npos;
+  bool stream = wants_direct_stream(req);
   std::optional<core::error> refused = id_.refused;
   if (!refused && ctx_.opts.auth && !id_.who->authenticated()) {
     // Decision 7: with authentication on, the feed needs a signed-in caller.

@@ -15,9 +15,14 @@ void http_session::serve_introspection(http::request<http::string_body>&, route_
   respond(200, introspection_json(ctx_.rt.catalog()));
 }
 
+bool http_session::wants_direct_stream(const http::request<http::string_body>& req) const {
+  return !head_ &&
+         header(req, http::field::accept).value_or(std::string_view{}).find("text/event-stream") !=
+             std::string_view::npos;
+}
+
 void http_session::serve_query(http::request<http::string_body>& req, route_match& m) {
-  auto accept = header(req, http::field::accept).value_or(std::string_view{});
-  if (!head_ && accept.find("text/event-stream") != std::string_view::npos) {
+  if (wants_direct_stream(req)) {
     // Direct SSE (§10): bare QueryResult events on this query's route. A refused credential is
     // answered first, on the stream (the route let it through for that), whatever the arguments.
     if (id_.refused) {

@@ -23,12 +23,6 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(w).error();
   }
   p->writer_conn = *w;
-  // A commit that cannot finish in 30 s fails (and is retried on a new connection) instead of
-  // holding every queued write. A SET (not a startup option, which a pooler such as PgBouncer
-  // may refuse), made again on every reconnected session (pg::heal).
-  if (auto t = exec(p->writer_conn, writer_setup); !t.ok()) {
-    return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
-  }
   {
     auto* lit = PQescapeLiteral(p->writer_conn, opts.member.data(), opts.member.size());
     p->begin_sql = std::string{"BEGIN; SELECT pg_logical_emit_message(true, 'weir', "} + lit + ")";
@@ -47,7 +41,10 @@ core::result<std::unique_ptr<postgres_store>> postgres_store::open(options opts)
     return std::move(l).error();
   }
   p->lookup_conn = *l;
-  for (PGconn* c : {p->reader_conn, p->lookup_conn}) {
+  // Each session's time bounds (postgres_store_impl.hpp): set with a statement, not a startup
+  // option (a pooler such as PgBouncer may refuse those), and again on every reconnect
+  // (pg::heal, through setup_of).
+  for (PGconn* c : {p->writer_conn, p->reader_conn, p->lookup_conn}) {
     if (auto t = exec(c, p->setup_of(c)); !t.ok()) {
       return core::make_error("store.open_failed", "PostgreSQL: " + trim(t.error()));
     }
