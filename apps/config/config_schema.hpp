@@ -8,8 +8,8 @@
 // one of A, B (got "X")", "must be a non-empty string", "must be "host:port" …"); the keys with
 // checks of their own (lists, rules, the cluster's peers and secrets, the token verifier's
 // options) are read by the loader's code for them. `weir serve --check` runs the loader.
-// tests/unit/apps/config_schema_test.cpp checks docs/configuration.md against it: each declared
-// key's row (section, default, range or words) and the complete file of defaults.
+// docs/configuration.md's key tables are generated from it (config_reference.hpp);
+// tests/unit/apps/config_schema_test.cpp checks the page's rows and complete file of defaults.
 #pragma once
 
 #include <cstdint>
