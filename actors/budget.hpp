@@ -35,25 +35,6 @@ class budget {
     return true;
   }
 
-  /// Takes one unit for a caller that counts its own units (`held` of them) instead of having
-  /// a key here: an anonymous hub connection, whose units are per connection.
-  bool try_acquire_counted(std::size_t held) {
-    std::lock_guard lock{mu_};
-    if (total_ >= global_limit_ || held >= per_caller_limit_) {
-      return false;
-    }
-    ++total_;
-    return true;
-  }
-
-  /// Returns one unit taken by try_acquire_counted.
-  void release_counted() {
-    std::lock_guard lock{mu_};
-    if (total_ > 0) {
-      --total_;
-    }
-  }
-
   /// Returns one unit taken by `caller`.
   void release(const std::string& caller) {
     std::lock_guard lock{mu_};
@@ -73,8 +54,8 @@ class budget {
   }
 
   /// In a cluster: a signed-in caller's cap on this member, its share of the cluster-wide
-  /// per-caller limit (units already taken stay taken). Anonymous callers' keys (a connection,
-  /// an address) keep the full per-caller cap.
+  /// per-caller limit (units already taken stay taken). Anonymous callers' keys (an address)
+  /// keep the full per-caller cap.
   void set_principal_share(std::size_t limit) {
     std::lock_guard lock{mu_};
     principal_share_ = limit;
@@ -103,8 +84,8 @@ class budget {
 std::string caller_key(std::string_view tenant, std::string_view kind, std::string_view value);
 
 /// The caller key of `who`: [tenant, "principal", subject] when signed in, else
-/// [tenant, anonymous_kind, anonymous_value] ("anonymous-address" and the client address for
-/// connection budgets, "anonymous-connection" and the connection id for subscription budgets).
+/// [tenant, anonymous_kind, anonymous_value] ("anonymous-address" and the client address, for
+/// hub connection and subscription budgets alike: seed 001).
 std::string caller_key(const core::principal& who, std::string_view anonymous_kind,
                        std::string_view anonymous_value);
 

@@ -102,9 +102,6 @@ struct hub_connection::state final : subscription_owner,
 
   mutable std::mutex mu;  // guards everything below
   bool ended = false;
-  /// Subscription budget units taken by an anonymous connection, whose units are counted here
-  /// rather than under a caller key of their own (arc-hub §9.1: per connection id).
-  std::uint32_t connection_units = 0;
   frame_sink* out = nullptr;  // the session, while an entry point holds it
   std::optional<core::revision_table> revs;
   std::unordered_map<std::string, active_sub> subs;  // by queryId
@@ -172,26 +169,18 @@ struct hub_connection::state final : subscription_owner,
     subs.erase(it);
   }
 
-  /// Takes a subscription budget unit: per principal when signed in, per connection otherwise.
-  bool acquire_unit() {
-    if (info.who->authenticated()) {
-      return rt->subscriptions.try_acquire(caller_key(*info.who, {}, {}));
-    }
-    if (!rt->subscriptions.try_acquire_counted(connection_units)) {
-      return false;
-    }
-    ++connection_units;
-    return true;
+  /// The subscriptions' budget key, the same as the connection's: per principal when signed
+  /// in, per client address otherwise (seed 001: anonymous requests from the same address in
+  /// the same tenant share a budget), so a caller's hub subscriptions on every connection and
+  /// its direct and windowed ones count against one limit. Built when used, not kept: a
+  /// subscribe is rare next to the frames an idle connection's memory is measured against.
+  std::string budget_key() const {
+    return caller_key(*info.who, "anonymous-address", info.remote_address);
   }
 
-  void release_unit() {
-    if (info.who->authenticated()) {
-      rt->subscriptions.release(caller_key(*info.who, {}, {}));
-    } else if (connection_units > 0) {
-      --connection_units;
-      rt->subscriptions.release_counted();
-    }
-  }
+  bool acquire_unit() { return rt->subscriptions.try_acquire(budget_key()); }
+
+  void release_unit() { rt->subscriptions.release(budget_key()); }
 
   void release(active_sub& s) {
     // Cleared first: from here on nothing of this subscription reaches the wire, even a frame
@@ -455,8 +444,8 @@ struct hub_connection::state final : subscription_owner,
 hub_connection hub_connection::open(runtime& rt, std::weak_ptr<frame_sink> sink,
                                     connection_info info) {
   auto& impl = rt.internals();
-  // Hub connections are budgeted per principal, or per client address for anonymous callers
-  // (§9.1, preferConnection=false); their subscriptions per principal or per connection id.
+  // Hub connections, like their subscriptions, are budgeted per principal, or per client
+  // address for anonymous callers (seed 001's table; §9.1 with preferConnection=false).
   auto caller = caller_key(*info.who, "anonymous-address", info.remote_address);
   if (!impl.addresses.try_acquire(info.remote_address)) {
     return {};

@@ -84,7 +84,10 @@ void sse_hub_session::run() {
       } else if (q.error().code.starts_with("auth.")) {
         unauthorized_stream();
       } else {
-        refuse(503, failed_result(d.correlation_id, q.error().message));
+        // Over the subscription budget (seed 001: "opening an SSE stream … over budget answers
+        // 503 with Retry-After: 1") or another failure, answered as a failed QueryResult.
+        refuse(503, failed_result(d.correlation_id, q.error().message),
+               q.error().code == "subscription.limit");
       }
       return;
     }
@@ -226,14 +229,17 @@ void sse_hub_session::write_stream_header() {
       beast::bind_front_handler(&sse_hub_session::on_header, shared_from_this()));
 }
 
-void sse_hub_session::refuse(unsigned status, std::string body) {
+void sse_hub_session::refuse(unsigned status, std::string body, bool retry_after) {
   log::info("stream refused", {{"transport", "sse"},
                                {"status", status},
                                {"code", error_code_of(body)},
                                {"correlation", correlation_id_},
                                {"remote", remote_}});
-  write_refusal(shared_from_this(), stream_,
-                stream_refusal(status, version_, correlation_id_, std::move(body)));
+  auto res = stream_refusal(status, version_, correlation_id_, std::move(body));
+  if (retry_after) {
+    res->set(http::field::retry_after, "1");
+  }
+  write_refusal(shared_from_this(), stream_, std::move(res));
 }
 
 void sse_hub_session::refuse_over_budget() {

@@ -73,7 +73,9 @@ class sse_hub_session : public actors::frame_sink,
   /// The client lagged (on its I/O thread): drop what is queued and ask for a fresh baseline.
   void lagged();
   void refuse_over_budget();
-  void refuse(unsigned status, std::string body);
+  /// Answers the stream GET with `status` and `body` (and `Retry-After: 1` when asked), then
+  /// closes.
+  void refuse(unsigned status, std::string body, bool retry_after = false);
   void write_stream_header();
   void on_header(beast::error_code ec, std::size_t n);
   void do_read();

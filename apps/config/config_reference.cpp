@@ -322,8 +322,11 @@ const reference_row rows[] = {
    R"md(= `maxObservableSubscriptions`)md",
    "",
    R"md(The same, per caller: a signed-in caller by its subject and tenant (split over the )md"
-     R"md(members of a cluster as above); anonymous subscriptions are keyed per connection, so )md"
-     R"md(for them this is a second per-connection cap (never split).)md"},
+     R"md(members of a cluster as above), an anonymous one by its client address (never split; )md"
+     R"md(seed 001). A caller's hub subscriptions on all its connections, its direct streams )md"
+     R"md(and snapshots and its windowed streams count together. Over it: the hub's Error )md"
+     R"md(frame, a direct SSE stream's **503** with `Retry-After: 1`, a windowed stream's )md"
+     R"md(**429**.)md"},
   {"query", "maxObservableInboundFrames", "",
    "",
    "",

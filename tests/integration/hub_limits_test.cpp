@@ -16,6 +16,7 @@
 
 #include "actors/runtime.hpp"
 #include "core/transfer_mode.hpp"
+#include "sse_test_support.hpp"
 #include "test_support.hpp"
 
 namespace weir::test {
@@ -317,56 +318,73 @@ TEST(HubLimits, GlobalSubscriptionCapAcrossConnections) {
       R"({"type":"Error","queryId":"q9","revision":1,"payload":"Subscription limit reached"})");
 }
 
-// An anonymous caller's subscription budget is per connection (arc-hub §9.1), counted by the
-// connection itself: two connections from one address each get the per-caller cap, a
+// An anonymous caller's subscriptions share one budget per client address (seed 001's table:
+// "anonymous requests from the same address in the same tenant"): its hub subscriptions on
+// every connection and its direct streams count together, another address has its own, a
 // replacement or an unsubscribe gives its unit back, and a connection that ends returns all.
-TEST(HubLimits, AnAnonymousCallersSubscriptionBudgetIsPerConnection) {
-  node_with n{"query: { maxObservableSubscriptions: 5, maxObservableSubscriptionsPerCaller: 2 }"};
+TEST(HubLimits, AnAnonymousCallersSubscriptionsShareOneBudgetPerAddress) {
+  node_with n{"query: { maxObservableSubscriptions: 10, maxObservableSubscriptionsPerCaller: 3 }"};
   ASSERT_TRUE(n.node);
   put_record(n.port, "t", "o1", "items", "a", R"({"n":1})");
   auto limit = [](const char* qid, int revision) {
     return std::string{R"({"type":"Error","queryId":")"} + qid + R"(","revision":)" +
            std::to_string(revision) + R"(,"payload":"Subscription limit reached"})";
   };
+  auto direct = [&](const std::string& from) {
+    sse_client::options o;
+    o.target = "/api/t/items?obj=o1";
+    o.headers = {{"Accept", "text/event-stream"}};
+    o.local_address = from;
+    return std::make_unique<sse_client>(n.port, o);
+  };
   auto a = std::make_unique<ws_client>(n.port);
   a->expect_connected();
   a->subscribe("q1", "T.Items.All", items_o1, 1, "delta");
   a->subscribe("q2", "T.Items.All", items_o1, 1, "delta");
   read_each(*a, {"q1", "q2"});
-  a->subscribe("q3", "T.Items.All", items_o1, 1, "delta");
-  EXPECT_EQ(next_text(*a), limit("q3", 1));
-  // A replacement of q2 (a newer revision) reuses its unit.
-  a->subscribe("q2", "T.Items.All", items_o1, 2, "delta");
-  EXPECT_TRUE(is_result(a->read_json(), "q2"));
-  // Another connection from the same address has its own two.
+  // A second connection from the same address has one unit left, not a budget of its own.
   ws_client b{n.port};
   b.expect_connected();
   b.subscribe("q1", "T.Items.All", items_o1, 1, "delta");
+  EXPECT_TRUE(is_result(b.read_json(), "q1"));
   b.subscribe("q2", "T.Items.All", items_o1, 1, "delta");
-  read_each(b, {"q1", "q2"});
-  b.subscribe("q3", "T.Items.All", items_o1, 1, "delta");
-  EXPECT_EQ(next_text(b), limit("q3", 1));
-  // An unsubscribe gives one back.
+  EXPECT_EQ(next_text(b), limit("q2", 1));
+  // A replacement of a's q2 (a newer revision) reuses its unit.
+  a->subscribe("q2", "T.Items.All", items_o1, 2, "delta");
+  EXPECT_TRUE(is_result(a->read_json(), "q2"));
+  // A direct stream from the same address counts against the same budget: 503, Retry-After.
+  {
+    auto refused = direct("127.0.0.1");
+    EXPECT_EQ(refused->status(), 503u);
+    EXPECT_EQ(refused->header("retry-after"), "1");
+  }
+  // Another address has a budget of its own.
+  {
+    auto other = direct("127.0.0.2");
+    ASSERT_EQ(other->status(), 200u);
+    EXPECT_EQ(other->read_json()["data"].as_array().size(), 1u);
+  }
+  // An unsubscribe gives one back, to any connection of the address.
   a->unsubscribe("q1", 1);
-  a->subscribe("q4", "T.Items.All", items_o1, 1, "delta");
-  EXPECT_TRUE(is_result(a->read_json(), "q4"));
-  // The node-wide cap (5) is reached by a third connection's second subscription.
-  ws_client c{n.port};
-  c.expect_connected();
-  c.subscribe("q1", "T.Items.All", items_o1, 1, "delta");
-  EXPECT_TRUE(is_result(c.read_json(), "q1"));
-  c.subscribe("q2", "T.Items.All", items_o1, 1, "delta");
-  EXPECT_EQ(next_text(c), limit("q2", 1));
-  // A connection that ends returns every unit it held.
-  a.reset();
   auto deadline = std::chrono::steady_clock::now() + 5s;
   int revision = 2;
   bool admitted = false;
   while (!admitted && std::chrono::steady_clock::now() < deadline) {
-    c.subscribe("q2", "T.Items.All", items_o1, revision++, "delta");
-    admitted = is_result(c.read_json(), "q2");
+    b.subscribe("q2", "T.Items.All", items_o1, revision++, "delta");
+    admitted = is_result(b.read_json(), "q2");
   }
-  EXPECT_TRUE(admitted) << "a's two units did not come back";
+  EXPECT_TRUE(admitted) << "a's unsubscribed unit did not come back";
+  // A connection that ends returns every unit it held: a direct stream opens again.
+  a.reset();
+  deadline = std::chrono::steady_clock::now() + 5s;
+  unsigned status = 0;
+  while (status != 200u && std::chrono::steady_clock::now() < deadline) {
+    status = direct("127.0.0.1")->status();
+    if (status != 200u) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  EXPECT_EQ(status, 200u) << "a's unit did not come back";
 }
 
 TEST(HubLimits, ClosingAConnectionReleasesItsSubscriptions) {
