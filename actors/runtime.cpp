@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <map>
-#include <tuple>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -13,7 +11,6 @@
 
 #include "actors/messages.hpp"
 #include "actors/write_check.hpp"
-#include "core/rendezvous.hpp"
 #include "log/log.hpp"
 
 namespace weir::actors {
@@ -360,106 +357,6 @@ void runtime::impl::reload_unit(const store::unit_key& unit, const unit_actor& s
   caf::anon_send(self, hand_over_msg{it->second.actor});
 }
 
-void runtime::refresh_held(write_command cmd, write_callback done) {
-  store::unit_key unit{cmd.space, cmd.object};
-  impl_->refresh_local(unit, std::move(cmd), std::move(done));
-}
-
-void runtime::impl::refresh_local(const store::unit_key& unit, write_command cmd,
-                                  write_callback done) {
-  // Only a shard that holds the unit here. A remote shard's owner is the one change capture
-  // asked (by the owners in force at the transaction's commit), or took the unit over later
-  // and loaded it after that commit.
-  write_msg m{std::move(cmd), std::move(done)};
-  {
-    auto key = unit_registry_key(unit);
-    auto& s = stripe_of(key);
-    std::lock_guard lock{s.mu};
-    auto it = s.shards.find(key);
-    if (it != s.shards.end() && it->second.owner.empty()) {
-      caf::anon_send(it->second.actor, std::move(m));
-      return;
-    }
-  }
-  m.done(write_outcome{});
-}
-
-void runtime::take_captured(store::captured_txn txn, std::function<void(bool taken)> applied) {
-  auto& rows = txn.rows;
-  // With elastic membership the transaction goes to the owners in force at its commit, whatever
-  // this node's view: a unit's new owner loaded it after the change of owners committed, so it
-  // holds every transaction before that, and hears of every one after.
-  // One refresh per (unit, dataset), its ids in the order they came, at most this many per
-  // command: a large transaction's refresh must fit one forwarded message (http.maxBodyBytes).
-  constexpr std::size_t ids_per_refresh = 1000;
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<boost::json::array>>
-      groups;
-  std::size_t commands = 0;
-  for (auto& r : rows) {
-    auto& parts = groups[{std::move(r.space), std::move(r.object), std::move(r.dataset)}];
-    if (parts.empty() || parts.back().size() == ids_per_refresh) {
-      parts.emplace_back();
-      ++commands;
-    }
-    parts.back().emplace_back(std::move(r.id));
-  }
-  if (commands == 0) {
-    applied(true);
-    return;
-  }
-  struct tally {
-    std::atomic<std::size_t> left;
-    std::atomic<bool> taken{true};
-    std::function<void(bool)> applied;
-  };
-  auto t = std::make_shared<tally>();
-  t->left = commands;
-  t->applied = std::move(applied);
-  for (auto& [key, parts] : groups) {
-    for (auto& ids : parts) {
-      write_command cmd;
-      cmd.kind = write_kind::refresh_records;
-      cmd.space = std::get<0>(key);
-      cmd.object = std::get<1>(key);
-      cmd.dataset = std::get<2>(key);
-      cmd.body = std::move(ids);
-      auto space = cmd.space;
-      auto answered = [t, space](const core::result<write_outcome>& r) {
-        if (!r) {
-          // Not taken (the owner unreachable, overloaded, stopping, a failed read): the reader
-          // reads the transaction again, rather than leave the owner's records stale.
-          t->taken = false;
-          log::warn("change capture: an owner did not take a change; it will be read again",
-                    {{"space", space}, {"code", r.error().code}, {"error", r.error().message}});
-        }
-        if (t->left.fetch_sub(1) == 1) {
-          t->applied(t->taken.load());
-        }
-      };
-      // Paced node-wide: each refresh of a held unit takes a place in the store's queue.
-      impl_->refreshes->run([this, cmd = std::move(cmd), answered = std::move(answered),
-                             owners = txn.owners](std::function<void()> finished) mutable {
-        auto done = [answered = std::move(answered),
-                     finished = std::move(finished)](core::result<write_outcome> r) {
-          answered(r);
-          finished();
-        };
-        if (!owners || owners->empty() || !impl_->link) {
-          submit(std::move(cmd), std::move(done));
-          return;
-        }
-        const auto& owner =
-            (*owners)[core::rendezvous_owner(*owners, core::unit_name(cmd.space, cmd.object))];
-        if (owner == impl_->link->self_id()) {
-          refresh_held(std::move(cmd), std::move(done));
-        } else {
-          impl_->link->forward_write(owner, std::move(cmd), std::move(done));
-        }
-      });
-    }
-  }
-}
-
 void runtime::set_cluster(cluster_link* link) {
   impl_->link = link;
   impl_->update_principal_shares();
@@ -470,7 +367,7 @@ void runtime::impl::update_principal_shares() {
     // A signed-in caller's budget is the cluster's, not each member's: every member grants it
     // its share, so a caller spreading its connections and subscriptions over the members gets
     // no more than the configured per-caller limit in all (arc-hub §9.1). Anonymous keys (a
-    // client address, a connection) are not one identity across members and keep their caps.
+    // client address) are not one identity across members and keep their caps.
     // The shares add up to the limit exactly: the first `limit % n` members (in id order) get
     // one more. A limit below the member count still leaves each member one.
     auto ids = link->members();

@@ -3,6 +3,7 @@
 // handed to the store as the unit's next batch, pending until it is durable; change capture's
 // refreshes read back what other programs wrote. See shard_state.hpp.
 #include "actors/shard_state.hpp"
+#include "actors/whole_refresh.hpp"
 
 namespace weir::actors::shard_impl {
 
@@ -461,6 +462,23 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
 
 void handle_refresh(shard_ptr self, write_msg& m) {
   auto& st = self->state;
+  if (is_whole_refresh(m.cmd)) {
+    // A transaction changed more rows than change capture kept the keys of: every id held here
+    // and every id the store holds is read again, a chunk at a time (whole_refresh), from a
+    // loader thread, since listing the store's ids reads the unit.
+    const auto& dataset = m.cmd.dataset;
+    std::vector<std::pair<std::string, std::string>> held;
+    for (auto& [ds, r] : all_current(st)) {
+      if (dataset.empty() || ds == dataset) {
+        held.emplace_back(std::move(ds), r->id);
+      }
+    }
+    st.rt->loader.post([rt = st.rt, unit = st.unit, dataset, held = std::move(held),
+                        done = std::move(m.done)]() mutable {
+      refresh_whole(*rt, unit, dataset, std::move(held), std::move(done));
+    });
+    return;
+  }
   std::vector<std::string> ids;
   if (m.cmd.body.is_array()) {
     for (const auto& v : m.cmd.body.as_array()) {

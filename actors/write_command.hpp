@@ -59,6 +59,17 @@ struct write_outcome {
 /// error. Must not block (post to your own executor).
 using write_callback = std::function<void(core::result<write_outcome>)>;
 
+/// Whether `cmd` (a refresh_records) asks for whole datasets (`{"whole":true}`) rather than
+/// listed ids: change capture's answer to a transaction too large to list (whole_refresh.hpp).
+/// With `space` "" it asks for every unit the receiving node holds.
+inline bool is_whole_refresh(const write_command& cmd) {
+  if (cmd.kind != write_kind::refresh_records || !cmd.body.is_object()) {
+    return false;
+  }
+  const auto* w = cmd.body.as_object().if_contains("whole");
+  return w && w->is_bool() && w->get_bool();
+}
+
 /// The name of the dataset that holds objects' property documents (the cross-object unit).
 inline constexpr std::string_view objects_dataset = "objects";
 

@@ -190,6 +190,14 @@ std::string prometheus_metrics(server_context& ctx) {
   w.head("weir_change_capture_transactions_total", "counter",
          "Other programs' transactions this member handed on while reading.");
   w.sample("weir_change_capture_transactions_total", {}, cap.transactions);
+  w.head("weir_change_capture_whole_datasets_total", "counter",
+         "Datasets of units this member had read again whole because one transaction changed "
+         "more of their rows than the reader keeps the keys of.");
+  w.sample("weir_change_capture_whole_datasets_total", {}, cap.whole_datasets);
+  w.head("weir_change_capture_whole_nodes_total", "counter",
+         "Transactions that changed so many datasets that every unit held on every member was "
+         "read again whole.");
+  w.sample("weir_change_capture_whole_nodes_total", {}, cap.whole_nodes);
   w.gauge("weir_change_capture_error",
           "1 while change capture is enabled and not running for a reason other than another "
           "member reading (the reason is changeCapture.error in /cluster/health).",

@@ -99,9 +99,23 @@ struct captured_row {
   std::string id;
 };
 
-/// One committed transaction of another program, as change capture read it.
+/// A dataset of a unit that change capture has the owner read again whole: one transaction
+/// changed more of its rows than it keeps the keys of (captured_rows).
+struct captured_dataset {
+  std::string space;
+  std::string object;
+  std::string dataset;
+};
+
+/// One committed transaction of another program, as change capture read it: the rows it
+/// changed, each once — or, past the bounds that keep a huge transaction's keys from taking
+/// the reader's memory (captured_rows), the datasets it changed, or nothing but the fact.
 struct captured_txn {
   std::vector<captured_row> rows;
+  std::vector<captured_dataset> whole;  ///< read again whole (their rows are not in `rows`)
+  /// It changed more datasets than the reader keeps: every unit held anywhere is read again
+  /// whole (rows and whole are then empty).
+  bool everything = false;
   /// The owners of units in force at its commit (elastic membership: the membership record as
   /// the change stream carried it, or newer); null when membership is a static list, so this
   /// node's own view routes the rows.
@@ -122,6 +136,10 @@ struct capture_status {
   std::uint64_t lag_bytes = 0;     ///< WAL between the server's end and what is applied (reader)
   std::string applied_lsn;         ///< the position confirmed to the server (reader)
   std::uint64_t transactions = 0;  ///< others' transactions this member handed on (reader)
+  /// Datasets of units handed on to be read again whole, and transactions handed on as "every
+  /// held unit", because a transaction changed more rows than the reader keeps (captured_rows).
+  std::uint64_t whole_datasets = 0;
+  std::uint64_t whole_nodes = 0;
   std::string error;               ///< why capture is not running, when it is not
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "store/captured_rows.hpp"
 #include "store/pg_support.hpp"
 #include "store/postgres_leases.hpp"
 
@@ -33,9 +34,11 @@ constexpr const char* slot_name = "weir_changes";
 constexpr const char* publication_name = "weir_changes";
 /// The session advisory lock whose holder reads the stream (next to the migrations' lock).
 constexpr const char* reader_lock = "7316575811235112794";
-/// Transactions handed to the sink and not yet applied; at the bound reading pauses, and
-/// PostgreSQL keeps the rest in the slot.
+/// Transactions handed to the sink and not yet applied, and the row keys they hold together;
+/// at either bound reading pauses, and PostgreSQL keeps the rest in the slot. One transaction
+/// holds at most captured_rows::bounds::total keys, so two of the largest fit.
 constexpr std::size_t max_in_flight = 1024;
+constexpr std::size_t max_in_flight_keys = 200000;
 /// Prefix of Weir's application_name on the replication connection: how members find the
 /// reader's name in pg_stat_replication.
 constexpr std::string_view app_prefix = "weir:";
@@ -127,9 +130,11 @@ struct in_flight {
   struct entry {
     std::uint64_t end_lsn = 0;
     bool applied = false;
-    bool failed = false;  // an owner did not take it: the session ends and reads it again
+    bool failed = false;   // an owner did not take it: the session ends and reads it again
+    std::size_t keys = 0;  // row keys it holds until applied
   };
   std::deque<entry> entries;
+  std::size_t held_keys = 0;     // the entries' keys
   std::uint64_t next_index = 0;  // index of entries.front() since the session began
 };
 
@@ -156,7 +161,7 @@ struct postgres_change_reader::impl {
   std::uint64_t owners_epoch = 0;
   std::uint32_t txn_xid = 0;
   PGconn* session_conn = nullptr;  // the lock connection of the session that reads
-  std::vector<captured_row> rows;
+  captured_rows rows;  // the transaction being read (bounded: a huge one becomes whole datasets)
   std::uint64_t received = 0;    // the last WAL position received
   std::uint64_t server_end = 0;  // the server's WAL end as it last reported it
   std::uint64_t confirmed = 0;   // what was confirmed to the server
@@ -357,6 +362,7 @@ struct postgres_change_reader::impl {
     std::lock_guard lock{flight->mu};
     ++flight->generation;
     flight->entries.clear();
+    flight->held_keys = 0;
     flight->next_index = 0;
   }
 
@@ -389,7 +395,7 @@ struct postgres_change_reader::impl {
       bool full = false;
       {
         std::lock_guard lock{flight->mu};
-        full = flight->entries.size() >= max_in_flight;
+        full = flight->entries.size() >= max_in_flight || flight->held_keys >= max_in_flight_keys;
       }
       if (full) {
         std::unique_lock lock{flight->mu};
@@ -516,7 +522,7 @@ struct postgres_change_reader::impl {
           }
           auto row = tuple(c, rel == relations.end() ? nullptr : &rel->second);
           if (row && in_txn && !own_txn) {
-            rows.push_back(std::move(*row));
+            rows.add(std::move(*row));
           }
         }
         break;
@@ -624,23 +630,23 @@ struct postgres_change_reader::impl {
     if (!wait_visible(txn_xid)) {
       return "transaction " + std::to_string(txn_xid) + " did not become visible";
     }
-    // One row once per transaction, whatever it did to it.
-    std::sort(rows.begin(), rows.end(), [](const captured_row& a, const captured_row& b) {
-      return std::tie(a.space, a.object, a.dataset, a.id) <
-             std::tie(b.space, b.object, b.dataset, b.id);
-    });
-    rows.erase(std::unique(rows.begin(), rows.end(),
-                           [](const captured_row& a, const captured_row& b) {
-                             return a.space == b.space && a.object == b.object &&
-                                    a.dataset == b.dataset && a.id == b.id;
-                           }),
-               rows.end());
+    // Each row once, whatever the transaction did to it; or, past the bounds, whole datasets.
+    auto keys = rows.keys();
+    auto txn = rows.take();
+    if (txn.everything || !txn.whole.empty()) {
+      log::info(
+          "change capture: a transaction changed more rows than the reader keeps the keys "
+          "of; their units are read again whole",
+          {{"datasets", txn.whole.size()}, {"everyHeldUnit", txn.everything}});
+    }
+    txn.owners = owners;
     std::uint64_t generation = 0, index = 0;
     {
       std::lock_guard lock{flight->mu};
       generation = flight->generation;
       index = flight->next_index + flight->entries.size();
-      flight->entries.push_back({end, false});
+      flight->entries.push_back({end, false, false, keys});
+      flight->held_keys += keys;
     }
     auto applied = [f = flight, generation, index](bool taken) {
       std::lock_guard lock{f->mu};
@@ -654,9 +660,10 @@ struct postgres_change_reader::impl {
     {
       std::lock_guard lock{status_mu};
       ++st.transactions;
+      st.whole_datasets += txn.whole.size();
+      st.whole_nodes += txn.everything ? 1 : 0;
     }
-    sink(captured_txn{std::move(rows), owners}, std::move(applied));
-    rows.clear();
+    sink(std::move(txn), std::move(applied));
     return {};
   }
 
@@ -670,6 +677,7 @@ struct postgres_change_reader::impl {
       std::lock_guard lock{flight->mu};
       while (!flight->entries.empty() && flight->entries.front().applied) {
         to = std::max(to, flight->entries.front().end_lsn);
+        flight->held_keys -= flight->entries.front().keys;
         flight->entries.pop_front();
         ++flight->next_index;
       }

@@ -14,7 +14,9 @@
 // (prefix "weir", naming the member) and are skipped: their owners applied them already. With
 // elastic membership the stream also carries each change of the owners (prefix
 // "weir-membership", postgres_leases); each transaction is handed on with the owners in force
-// at its commit, which route it.
+// at its commit, which route it. A transaction's row keys are kept until its COMMIT in bounded
+// memory (captured_rows: past its bounds, whole datasets, or every held unit, are read again),
+// and reading pauses while the transactions handed on and not yet applied hold 200,000 keys.
 //
 // libpq's replication protocol is used directly (START_REPLICATION in COPY BOTH mode, pgoutput
 // protocol version 1): the format is small and documented, and no library in Debian parses it.

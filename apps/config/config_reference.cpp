@@ -419,10 +419,11 @@ const reference_row rows[] = {
    R"md(This node. With `members` or `advertise`, `weir serve` needs it from here or from )md"
      R"md(`--node-id` (a file shared by every pod leaves it out); refused with neither. With )md"
      R"md(`advertise` it is the id the member registers under, so no two running members may )md"
-     R"md(share it. In Kubernetes: the pod name.)md"},
+     R"md(share it. In Kubernetes: the pod name. Set on a single node (neither `members` nor )md"
+     R"md(`advertise`), it is refused.)md"},
   {"cluster", "members", "",
    R"md(`[]`)md",
-   R"md(1–64 entries)md",
+   R"md(at most 64 entries)md",
    R"md(Static membership: every node of the cluster, this one included, as `{ id, peer: )md"
      R"md("host:port", http: "host:port" }`. `id`: 1–128 characters, no spaces, `/` or `@`, )md"
      R"md(unique. Hosts may be DNS names; ports are 1–65535. The addresses are where the member )md"
@@ -565,6 +566,9 @@ std::string words_text(std::span<const std::string_view> words) {
 struct cells {
   std::string dflt;
   std::string range;
+  /// The field's initializer is not the default a node runs with (derived from another key, or
+  /// computed at start): the row must say it in words.
+  bool default_in_words = false;
 };
 
 // The default and range the schema declares for `section`.`key`; nothing when it does not
@@ -573,8 +577,9 @@ std::optional<cells> schema_cells(std::string_view section, std::string_view key
   const node_config defaults{};
   for (const auto& k : integer_keys()) {
     if (k.section == section && k.key == key) {
-      return cells{number_text(key, k.get(defaults)),
-                   std::to_string(k.min) + "–" + number_text(key, k.max)};
+      auto fixed = k.get(defaults);
+      return cells{number_text(key, fixed), std::to_string(k.min) + "–" + number_text(key, k.max),
+                   k.derive != nullptr || fixed < k.min || fixed > k.max};
     }
   }
   for (const auto& k : flag_keys()) {
@@ -615,6 +620,10 @@ cells row_cells(const reference_row& r) {
   cells out;
   if (!r.default_text.empty()) {
     out.dflt = r.default_text;
+  } else if (declared && declared->default_in_words) {
+    throw std::logic_error("reference row " + std::string{r.table} + "." + std::string{r.key} +
+                           " needs its default in words: it follows another key or is computed "
+                           "at start");
   } else if (declared) {
     out.dflt = declared->dflt;
   } else {
@@ -675,7 +684,7 @@ std::string reference_end_marker(std::string_view table) {
   return "<!-- end of reference table `" + std::string{table} + "` -->\n";
 }
 
-core::result<std::string> regenerate_reference(std::string_view page) {
+core::result<std::string> regenerate_reference(std::string_view page) try {
   std::string out;
   std::size_t at = 0;
   for (auto table : table_names) {
@@ -696,6 +705,9 @@ core::result<std::string> regenerate_reference(std::string_view page) {
   }
   out.append(page.substr(at));
   return out;
+} catch (const std::logic_error& e) {
+  // A reference row the schema cannot complete: a mistake in config_reference.cpp.
+  return core::make_error("config.invalid", e.what());
 }
 
 }  // namespace weir::config

@@ -38,7 +38,9 @@ std::span<const reference_row> reference_rows();
 /// The sections that have a generated table, in the page's order.
 std::span<const std::string_view> reference_tables();
 
-/// `table`'s Markdown table: its header line, the separator and a line per row.
+/// `table`'s Markdown table: its header line, the separator and a line per row. Throws
+/// std::logic_error for a row the schema cannot complete (a default or range it needs in words
+/// and does not have): a mistake in config_reference.cpp, not in any input.
 std::string render_reference_table(std::string_view table);
 
 /// The marker lines around `table`'s generated table in the page.
@@ -47,7 +49,7 @@ std::string reference_end_marker(std::string_view table);
 
 /// `page` with each table's text between its markers replaced by what render_reference_table
 /// writes. An error (code `config.invalid`) names a table whose markers are missing or out of
-/// order.
+/// order, or a row render_reference_table cannot complete.
 core::result<std::string> regenerate_reference(std::string_view page);
 
 }  // namespace weir::config

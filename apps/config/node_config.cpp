@@ -21,6 +21,7 @@
 #include <boost/json/value.hpp>
 
 #include "apps/config/config_reader.hpp"
+#include "core/origin.hpp"
 
 namespace weir::config {
 
@@ -196,9 +197,14 @@ result<void> read_hub(std::string_view file, const json::object& root, node_conf
       return config_error(file, s->path("allowedOrigins"), "must be a list of origins");
     }
     for (const auto& o : v->get_array()) {
-      if (!o.is_string() || o.get_string().empty()) {
+      // Checked as requests' origins are, so an entry that could never match (a path, a query,
+      // no scheme) is refused here rather than silently never allowing anything.
+      if (!o.is_string() || !core::normalize_origin(o.get_string())) {
+        std::string got = o.is_string() ? " (got \"" + std::string{o.get_string()} + "\")" : "";
         return config_error(file, s->path("allowedOrigins"),
-                            "must hold origins like \"https://app.example.com\"");
+                            "must hold origins like \"https://app.example.com\": a scheme, a "
+                            "host and an optional port, no path" +
+                                got);
       }
       hub.allowed_origins.emplace_back(o.get_string());
     }

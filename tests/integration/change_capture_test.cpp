@@ -52,6 +52,20 @@ json::value wait_reader(std::uint16_t port, std::chrono::milliseconds timeout = 
   return nullptr;
 }
 
+/// The index of the member of `cl` that reads the replication stream (-1 if none does soon).
+int reader_of(cluster3& cl) {
+  auto capture = wait_reader(cl.port(0));
+  if (!capture.is_object()) {
+    return -1;
+  }
+  for (int i = 0; i < cluster3::n; ++i) {
+    if (capture.at("reader") == json::value(cl.id(i))) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 std::string insert_sql(const std::string& object, const std::string& id, const std::string& doc) {
   return "INSERT INTO weir_records (space, object, dataset, id, doc, version) VALUES ('t', '" +
          object + "', 'items', '" + id + "', '" + doc + "', 0)";
@@ -247,15 +261,8 @@ TEST_F(ChangeCapture, RowsWeirCannotServeAreSkippedByCaptureAndByLoads) {
 
 TEST_F(ChangeCapture, AnotherMemberTakesOverWhenTheReaderIsKilledAndNothingIsMissedOrDoubled) {
   cluster3 cl{"", true, pg.store_yaml()};
-  auto capture = wait_reader(cl.port(0));
-  ASSERT_TRUE(capture.is_object()) << "no member reads the replication stream";
-  int reader = -1;
-  for (int i = 0; i < cluster3::n; ++i) {
-    if (capture.at("reader") == json::value(cl.id(i))) {
-      reader = i;
-    }
-  }
-  ASSERT_GE(reader, 0) << json::serialize(capture);
+  int reader = reader_of(cl);
+  ASSERT_GE(reader, 0) << "no member reads the replication stream";
   // The subscriber and the unit's owner are the two other members: killing the reader touches
   // neither.
   int owner = (reader + 1) % cluster3::n;
@@ -363,6 +370,144 @@ TEST_F(ChangeCapture, ATransactionTouchingMoreHeldUnitsThanTheStoreQueueHoldsIsA
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_TRUE(later);
+}
+
+/// A counter of the node's /metrics (-1 when absent).
+double capture_metric(std::uint16_t port, const std::string& name) {
+  auto body = http(port, "GET", "/metrics").body;
+  auto at = body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size() + 2));
+}
+
+/// The records of `object`'s dataset `items` as a fresh windowed query answers them (the held
+/// unit's memory), with the total.
+json::object items_of(std::uint16_t port, const std::string& object) {
+  auto r = http(port, "POST", "/v1/spaces/t/query",
+                R"({"objectId":")" + object +
+                    R"(","dataset":"items","sort":["id"],"limit":5,"includeTotal":true})");
+  return r.json().as_object();
+}
+
+TEST_F(ChangeCapture, ATransactionOfMoreRowsOfADatasetThanTheReaderKeepsIsReadAgainWhole) {
+  // The reader keeps at most 1,000 row keys of one dataset of a unit per transaction; past
+  // that the owner reads the dataset again whole: added, changed and removed rows alike.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  for (const char* id : {"a", "b", "c"}) {
+    put_record(port, "t", "o1", "items", id, R"({"n":1})");
+  }
+  ASSERT_FALSE(wait_reader(port).is_null());
+  ASSERT_EQ(items_of(port, "o1").at("total"), 3);
+  pg.sql(
+      "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+      "SELECT 't', 'o1', 'items', 'r' || lpad(i::text, 5, '0'), jsonb_build_object('n', i), 0 "
+      "FROM generate_series(1, 1500) AS i; "
+      "UPDATE weir_records SET doc = '{\"n\": 9}' WHERE object = 'o1' AND id = 'a'; "
+      "DELETE FROM weir_records WHERE object = 'o1' AND id = 'b'");
+  json::object got;
+  for (auto until = clock_type::now() + 30s; clock_type::now() < until;) {
+    got = items_of(port, "o1");
+    if (got.at("total") == 1502) {
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(got.at("total"), 1502) << json::serialize(got);
+  const auto& first = got.at("records").as_array();
+  ASSERT_GE(first.size(), 2u);
+  EXPECT_EQ(first[0].at("id"), "a");
+  EXPECT_EQ(first[0].at("n"), 9);
+  EXPECT_EQ(first[1].at("id"), "c");  // b is gone
+  EXPECT_GE(capture_metric(port, "weir_change_capture_whole_datasets_total"), 1);
+  EXPECT_EQ(capture_metric(port, "weir_change_capture_whole_nodes_total"), 0);
+  // Capture goes on row by row afterwards.
+  pg.sql(insert_sql("o1", "later", R"({"n": 1})"));
+  bool later = false;
+  for (auto until = clock_type::now() + 10s; !later && clock_type::now() < until;) {
+    later = items_of(port, "o1").at("total") == 1503;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(later);
+}
+
+TEST_F(ChangeCapture, ATransactionOverMoreDatasetsThanTheReaderKeepsRefreshesEveryHeldUnit) {
+  // Past 10,000 datasets the reader keeps nothing of a transaction but the fact; every member
+  // then reads every unit it holds again whole.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  put_record(port, "t", "o2", "items", "a", R"({"n":1})");
+  ASSERT_FALSE(wait_reader(port).is_null());
+  pg.sql(
+      "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 10001) AS i; "
+      "UPDATE weir_records SET doc = '{\"n\": 2}' WHERE object = 'o1' AND id = 'a'; "
+      "DELETE FROM weir_records WHERE object = 'o2' AND id = 'a'");
+  bool applied = false;
+  for (auto until = clock_type::now() + 30s; !applied && clock_type::now() < until;) {
+    auto o1 = items_of(port, "o1");
+    auto o2 = items_of(port, "o2");
+    applied = o1.at("records").as_array().size() == 1 &&
+              o1.at("records").as_array()[0].at("n") == 2 && o2.at("total") == 0;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(applied) << json::serialize(items_of(port, "o1")) << " "
+                       << json::serialize(items_of(port, "o2"));
+  EXPECT_GE(capture_metric(port, "weir_change_capture_whole_nodes_total"), 1);
+  // The objects the transaction created are read when first used, as any unit.
+  EXPECT_EQ(items_of(port, "x77").at("total"), 1);
+}
+
+TEST_F(ChangeCapture, WholeReadsReachAUnitsOwnerOnAnotherMember) {
+  // The reader hands a whole dataset, and then "every held unit", to the member that owns the
+  // unit; a subscriber on the third member sees what each transaction did.
+  cluster3 cl{"", true, pg.store_yaml()};
+  int reader = reader_of(cl);
+  ASSERT_GE(reader, 0) << "no member reads the replication stream";
+  int owner = (reader + 1) % cluster3::n;
+  int watcher = (reader + 2) % cluster3::n;
+  auto obj = cl.object_owned_by(owner, "whole");
+  put_record(cl.port(owner), "t", obj, "items", "a", R"({"n":0})");
+  windowed_stream s{cl.port(watcher), "t", "object",
+                    R"({"objectId":")" + obj + R"(","dataset":"items","sort":["n"],"limit":3})"};
+  s.open();
+  ASSERT_EQ(s.window().size(), 1u);
+  auto n_of_a = [&] {
+    auto it = s.window().find("a");
+    return it == s.window().end() ? -100 : it->second.at("n").to_number<int>();
+  };
+  auto wait_a = [&](int n) {
+    for (auto until = clock_type::now() + 30s; n_of_a() != n && clock_type::now() < until;) {
+      if (auto f = s.next(500ms)) {
+        s.apply(*f);
+      }
+    }
+    return n_of_a() == n;
+  };
+  // 1,200 rows of the one dataset, and a's change, in one transaction: read again whole.
+  pg.sql(
+      "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+      "SELECT 't', '" +
+      obj +
+      "', 'items', 'r' || i, jsonb_build_object('n', 100 + i), 0 "
+      "FROM generate_series(1, 1200) AS i; "
+      "UPDATE weir_records SET doc = '{\"n\": -1}' WHERE object = '" +
+      obj + "' AND id = 'a'");
+  EXPECT_TRUE(wait_a(-1)) << "the owner did not read the dataset again";
+  EXPECT_GE(capture_metric(cl.port(reader), "weir_change_capture_whole_datasets_total"), 1);
+  // 10,001 datasets and a's change: every member reads every unit it holds again.
+  pg.sql(
+      "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 10001) AS i; "
+      "UPDATE weir_records SET doc = '{\"n\": -2}' WHERE object = '" +
+      obj + "' AND id = 'a'");
+  EXPECT_TRUE(wait_a(-2)) << "the owner did not read its units again";
+  EXPECT_GE(capture_metric(cl.port(reader), "weir_change_capture_whole_nodes_total"), 1);
+  auto total = http(cl.port(watcher), "POST", "/v1/spaces/t/query",
+                    R"({"objectId":")" + obj + R"(","dataset":"items","includeTotal":true})");
+  EXPECT_EQ(total.json().at("total"), 1201);
 }
 
 TEST_F(ChangeCapture, CanBeTurnedOff) {

@@ -189,6 +189,24 @@ TEST(NodeConfigTest, PerCallerLimitsDefaultToTheConfiguredGlobalOnes) {
   EXPECT_EQ(r->hub.max_subscriptions_per_caller, 9u);
 }
 
+TEST(NodeConfigTest, AllowedOriginsMustBeOriginsThatCanMatch) {
+  auto ok = load_config_text(
+      "query: { allowedOrigins: [\"https://app.example.com\", \"http://[::1]:8080/\"] }", "o.yaml");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(ok->hub.allowed_origins.size(), 2u);
+  // A request's Origin never has a path, a query or no scheme: such an entry would never match.
+  for (const char* bad : {"https://app.example.com/login", "app.example.com",
+                          "https://app.example.com?x=1", "https://", "https://a.example:99999"}) {
+    SCOPED_TRACE(bad);
+    auto r =
+        load_config_text(std::string{"query: { allowedOrigins: [\""} + bad + "\"] }", "o.yaml");
+    ASSERT_FALSE(r.has_value());
+    EXPECT_NE(r.error().message.find("query.allowedOrigins"), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find(bad), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(NodeConfigTest, RecordLimitsStallBoundAndPerAddressHubShare) {
   auto d = load_config_text("", "r.yaml");
   ASSERT_TRUE(d.has_value());

@@ -1,0 +1,65 @@
+// Bounded collection of a captured transaction's row keys (captured_rows.hpp).
+#include "store/captured_rows.hpp"
+
+#include <algorithm>
+
+namespace weir::store {
+
+void captured_rows::add(captured_row row) {
+  if (everything_) {
+    return;
+  }
+  group_key key{std::move(row.space), std::move(row.object), std::move(row.dataset)};
+  auto it = groups_.find(key);
+  if (it == groups_.end()) {
+    if (groups_.size() >= bounds_.datasets) {
+      // Too many datasets to name: every held unit is read again, and nothing is kept.
+      groups_.clear();
+      keys_ = 0;
+      everything_ = true;
+      return;
+    }
+    it = groups_.emplace(std::move(key), group{}).first;
+  }
+  auto& g = it->second;
+  if (g.whole) {
+    return;
+  }
+  // Repeats count until take() removes them: a row updated many times in one transaction
+  // brings its dataset to the bound sooner, which only costs a whole read.
+  if (g.ids.size() >= bounds_.per_dataset || keys_ >= bounds_.total) {
+    keys_ -= g.ids.size();
+    g.ids = {};  // frees them
+    g.whole = true;
+    return;
+  }
+  g.ids.push_back(std::move(row.id));
+  ++keys_;
+}
+
+captured_txn captured_rows::take() {
+  captured_txn out;
+  out.everything = everything_;
+  for (auto& [key, g] : groups_) {
+    auto& [space, object, dataset] = key;
+    if (g.whole) {
+      out.whole.push_back({space, object, dataset});
+      continue;
+    }
+    std::sort(g.ids.begin(), g.ids.end());
+    g.ids.erase(std::unique(g.ids.begin(), g.ids.end()), g.ids.end());
+    for (auto& id : g.ids) {
+      out.rows.push_back({space, object, dataset, std::move(id)});
+    }
+  }
+  clear();
+  return out;
+}
+
+void captured_rows::clear() {
+  groups_.clear();
+  keys_ = 0;
+  everything_ = false;
+}
+
+}  // namespace weir::store
