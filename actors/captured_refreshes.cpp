@@ -1,10 +1,11 @@
 // Change capture's re-reads on this node (runtime::take_captured, refresh_held): a captured
 // transaction becomes refresh commands, each routed to the owner of its unit in force at the
 // commit and paced node-wide (refresh_pacer); the owner's shard reads the rows again and
-// publishes what differs. Whole datasets and whole nodes (whole_refresh) stand in for the rows
-// of a transaction too large for the reader to keep their keys.
+// publishes what differs. Whole datasets and every held unit of a member (whole_refresh) stand
+// in for the rows of a transaction too large for the reader to keep their keys.
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <utility>
 
 #include <boost/json/array.hpp>
@@ -25,9 +26,11 @@ void runtime::refresh_held(write_command cmd, write_callback done) {
 
 void runtime::impl::refresh_local(const store::unit_key& unit, write_command cmd,
                                   write_callback done) {
-  if (unit.space.empty()) {
-    // A transaction past every bound of the change reader: every unit held here, whole.
-    refresh_every_held_unit(*this, std::move(done));
+  if (is_every_held_unit_refresh(cmd)) {
+    // A transaction past every bound of the change reader: every unit held here, whole, in the
+    // background (whole_refresh.hpp).
+    refresh_every_held_unit(*this);
+    done(write_outcome{});
     return;
   }
   // Only a shard that holds the unit here. A remote shard's owner is the one change capture
@@ -55,7 +58,11 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
   // per command: a large transaction's refresh must fit one forwarded message
   // (http.maxBodyBytes). Datasets the reader kept no ids of are refreshed whole, and a
   // transaction it kept nothing of but the fact has every member refresh every unit it holds.
-  std::vector<write_command> commands;
+  struct routed {
+    write_command cmd;
+    std::optional<std::string> member;  // every unit this member holds ("" this node)
+  };
+  std::vector<routed> commands;
   if (txn.everything) {
     std::vector<std::string> members;
     if (txn.owners && !txn.owners->empty()) {
@@ -66,20 +73,19 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
     std::sort(members.begin(), members.end());
     members.erase(std::unique(members.begin(), members.end()), members.end());
     if (members.empty()) {
-      commands.push_back(whole_refresh_command("", "", ""));
+      members.emplace_back();
     }
     for (auto& m : members) {
-      // The member's id rides in `object` until it is routed (below); a whole-node refresh
-      // names no unit.
-      commands.push_back(whole_refresh_command("", std::move(m), ""));
+      commands.push_back({every_held_unit_command(), std::move(m)});
     }
   }
   for (auto& w : txn.whole) {
     commands.push_back(
-        whole_refresh_command(std::move(w.space), std::move(w.object), std::move(w.dataset)));
+        {whole_refresh_command(std::move(w.space), std::move(w.object), std::move(w.dataset)),
+         std::nullopt});
   }
   for (auto& r : txn.rows) {
-    write_command* last = commands.empty() ? nullptr : &commands.back();
+    write_command* last = commands.empty() ? nullptr : &commands.back().cmd;
     if (!last || last->space != r.space || last->object != r.object || last->dataset != r.dataset ||
         !last->body.is_array() || last->body.as_array().size() == ids_per_refresh) {
       write_command cmd;
@@ -88,9 +94,9 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
       cmd.object = std::move(r.object);
       cmd.dataset = std::move(r.dataset);
       cmd.body = boost::json::array{};
-      commands.push_back(std::move(cmd));
+      commands.push_back({std::move(cmd), std::nullopt});
     }
-    commands.back().body.as_array().emplace_back(std::move(r.id));
+    commands.back().cmd.body.as_array().emplace_back(std::move(r.id));
   }
   if (commands.empty()) {
     applied(true);
@@ -104,7 +110,7 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
   auto t = std::make_shared<tally>();
   t->left = commands.size();
   t->applied = std::move(applied);
-  for (auto& cmd : commands) {
+  for (auto& [cmd, member] : commands) {
     auto space = cmd.space;
     auto answered = [t, space](const core::result<write_outcome>& r) {
       if (!r) {
@@ -119,20 +125,20 @@ void runtime::take_captured(store::captured_txn txn, std::function<void(bool tak
       }
     };
     // Paced node-wide: each refresh of a held unit takes a place in the store's queue.
-    impl_->refreshes->run([this, cmd = std::move(cmd), answered = std::move(answered),
+    impl_->refreshes->run([this, cmd = std::move(cmd), member = std::move(member),
+                           answered = std::move(answered),
                            owners = txn.owners](std::function<void()> finished) mutable {
       auto done = [answered = std::move(answered),
                    finished = std::move(finished)](core::result<write_outcome> r) {
         answered(r);
         finished();
       };
-      if (cmd.space.empty()) {
+      if (member) {
         // Every unit a member holds: the member named, or this node alone.
-        auto member = std::exchange(cmd.object, std::string{});
-        if (member.empty() || !impl_->link || member == impl_->link->self_id()) {
+        if (member->empty() || !impl_->link || *member == impl_->link->self_id()) {
           refresh_held(std::move(cmd), std::move(done));
         } else {
-          impl_->link->forward_write(member, std::move(cmd), std::move(done));
+          impl_->link->forward_write(*member, std::move(cmd), std::move(done));
         }
         return;
       }

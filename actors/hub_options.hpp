@@ -26,6 +26,10 @@ struct hub_options {
   /// Sort indexes one dataset of a unit may hold for windows in use (query.
   /// maxSortIndexesPerDataset): a window on one more sort is refused with query.too_many_sorts.
   std::size_t max_sort_indexes_per_dataset = 16;
+  /// windowed.maxObjectsPerSpaceWindow: objects of a space (on this node) one space-wide window
+  /// merges; a dataset spread over more is refused (query.too_many_objects), since each object's
+  /// unit is loaded and held for as long as the window lives.
+  std::size_t max_objects_per_space_window = 10000;
   std::int64_t tombstone_retention_ms = 120000;
   std::int64_t shutdown_timeout_ms = 10000;
   std::int64_t health_interval_ms = 1000;  ///< how often a health-feed subscription samples

@@ -10,6 +10,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/messages.hpp"
+#include "actors/whole_refresh.hpp"
 #include "actors/write_check.hpp"
 #include "log/log.hpp"
 
@@ -54,6 +55,7 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       addresses(std::size_t(-1), opts.hub.max_hub_connections_per_address),
       subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller),
       loader(s, opts.records, skipped) {
+  whole_refreshes = make_whole_refresh_lane(*this);
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
   // Work sharing wakes an idle worker through a condition variable the moment an actor has
   // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between

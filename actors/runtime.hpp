@@ -164,7 +164,8 @@ class runtime {
 
   /// A change capture re-read sent to this node (refresh_records): taken by the unit's shard
   /// when this node holds the unit in memory as its owner, else answered at once (there is
-  /// nothing to refresh). Never forwarded: the sender chose this node as the owner.
+  /// nothing to refresh). Never forwarded: the sender chose this node as the owner. A refresh
+  /// of every held unit (is_every_held_unit_refresh) queues each unit held here, whole.
   void refresh_held(write_command cmd, write_callback done);
 
   /// The cluster's owners changed (elastic membership): every unit held here whose owner

@@ -33,6 +33,7 @@
 namespace weir::actors {
 
 class timed_target;
+class whole_refresh_lane;
 
 /// Runs `spawn` (which spawns an actor) on any thread. CAF 0.17's spawn leaves a reference to
 /// the system's logger in the calling thread's thread-local storage, and ~actor_system waits
@@ -195,6 +196,8 @@ struct runtime::impl {
   /// Change capture's refreshes, paced (take_captured).
   std::shared_ptr<refresh_pacer> refreshes =
       std::make_shared<refresh_pacer>(opts.captured_refreshes_in_flight);
+  /// Change capture's whole-dataset refreshes, one at a time (whole_refresh.hpp).
+  std::shared_ptr<whole_refresh_lane> whole_refreshes;
   std::atomic<std::size_t> replicas{0};
   /// JSON bytes of the rows query actors hold (windows, unbounded results), all keys together:
   /// what a gateway holds for the queries it serves.

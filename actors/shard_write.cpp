@@ -464,8 +464,8 @@ void handle_refresh(shard_ptr self, write_msg& m) {
   auto& st = self->state;
   if (is_whole_refresh(m.cmd)) {
     // A transaction changed more rows than change capture kept the keys of: every id held here
-    // and every id the store holds is read again, a chunk at a time (whole_refresh), from a
-    // loader thread, since listing the store's ids reads the unit.
+    // and every id the store holds is read again, a chunk at a time, on the node's whole
+    // refresh lane (whole_refresh.hpp says why it is taken at once).
     const auto& dataset = m.cmd.dataset;
     std::vector<std::pair<std::string, std::string>> held;
     for (auto& [ds, r] : all_current(st)) {
@@ -473,10 +473,8 @@ void handle_refresh(shard_ptr self, write_msg& m) {
         held.emplace_back(std::move(ds), r->id);
       }
     }
-    st.rt->loader.post([rt = st.rt, unit = st.unit, dataset, held = std::move(held),
-                        done = std::move(m.done)]() mutable {
-      refresh_whole(*rt, unit, dataset, std::move(held), std::move(done));
-    });
+    refresh_whole(*st.rt, st.unit, dataset, std::move(held));
+    m.done(write_outcome{});
     return;
   }
   std::vector<std::string> ids;

@@ -132,6 +132,7 @@ struct space_state {
   bool retiring = false;               // idle: leaving the registry once its mailbox is empty
   bool stopped = false;                // its sources are released
   std::string failed;                  // why the view failed; set: subscribes are refused
+  std::string failed_code;             // the refusal's code
   std::vector<subscribe_msg> waiting;  // subscribes before the merged snapshot
   query_actor query;
   std::uint64_t forwarded = 0;
@@ -151,9 +152,29 @@ std::shared_ptr<const core::bound_query> view_query(
   return std::make_shared<const core::bound_query>(core::bind_windowed_merge(req, member_part));
 }
 
+void fail(space_ptr self, const std::string& why,
+          const std::string& code = "cluster.owner_unavailable");
+
+/// Each object's unit is loaded and held while the view lives: past the bound the view is
+/// refused rather than take the node's memory (a dataset that grows past it later ends it).
+bool within_object_bound(space_ptr self, std::size_t objects) {
+  auto& st = self->state;
+  auto bound = st.rt->opts.hub.max_objects_per_space_window;
+  if (objects <= bound) {
+    return true;
+  }
+  fail(self,
+       "the dataset '" + st.req->dataset + "' is held by more than " + std::to_string(bound) +
+           " objects of the space here; a space-wide window merges at most that many "
+           "(windowed.maxObjectsPerSpaceWindow): query one object's dataset instead",
+       "query.too_many_objects");
+  return false;
+}
+
 void subscribe_unit(space_ptr self, const std::string& object) {
   auto& st = self->state;
-  if (st.units.count(object)) {
+  if (st.units.count(object) || !st.failed.empty() ||
+      !within_object_bound(self, st.units.size() + 1)) {
     return;
   }
   auto& src = st.units[object];
@@ -307,8 +328,8 @@ void stop_sources(space_ptr self) {
   st.rt->unwatch_space(st.req->space, st.req->dataset, space_actor{self});
 }
 
-void refuse(const subscribe_msg& w, const std::string& why) {
-  auto e = core::make_error("cluster.owner_unavailable", why);
+void refuse(const subscribe_msg& w, const std::string& why, const std::string& code) {
+  auto e = core::make_error(code, why);
   if (auto sink = w.sub.windowed.lock()) {
     sink->refused(std::move(e));
   } else if (w.sub.replica) {
@@ -316,14 +337,16 @@ void refuse(const subscribe_msg& w, const std::string& why) {
   }
 }
 
-/// A part is gone (a member unreachable, a unit stopped): the merge can no longer be exact.
-/// Every subscription ends (`closed{server_shutdown}`), later subscribes are refused with 503,
-/// and the view leaves as soon as its mailbox is empty.
-void fail(space_ptr self, const std::string& why) {
+/// A part is gone (a member unreachable, a unit stopped), or the dataset spans more objects than
+/// a view merges: the merge can no longer be exact. Every subscription ends
+/// (`closed{server_shutdown}`), later subscribes are refused with 503 and `code`, and the view
+/// leaves as soon as its mailbox is empty.
+void fail(space_ptr self, const std::string& why, const std::string& code) {
   auto& st = self->state;
   st.failed = why;
+  st.failed_code = code;
   for (auto& w : st.waiting) {
-    refuse(w, why);
+    refuse(w, why, code);
   }
   st.waiting.clear();
   if (st.query) {
@@ -396,6 +419,7 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
     for (const auto& member : rt->link->members()) {
       if (member != rt->link->self_id() && !rt->link->member_up(member)) {
         st.failed = "member '" + member + "', which holds part of this dataset, is unreachable";
+        st.failed_code = "cluster.owner_unavailable";
         break;
       }
     }
@@ -437,7 +461,7 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
       [self](subscribe_msg& m) {
         auto& st = self->state;
         if (!st.failed.empty()) {
-          refuse(m, st.failed);
+          refuse(m, st.failed, st.failed_code);
           return;
         }
         st.retiring = false;
@@ -472,10 +496,14 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
         if (!st.failed.empty()) {
           return;
         }
+        std::erase_if(m.objects, [&](const std::string& object) {
+          return st.rt->link && st.rt->link->remote_owner({st.req->space, object});
+        });
+        if (!within_object_bound(self, st.units.size() + m.objects.size())) {
+          return;  // before any of them is loaded
+        }
         for (auto& object : m.objects) {
-          if (!st.rt->link || !st.rt->link->remote_owner({st.req->space, object})) {
-            subscribe_unit(self, object);
-          }
+          subscribe_unit(self, object);
         }
         --st.pending;
         flush(self, false);

@@ -1,13 +1,18 @@
-// Whole-dataset refreshes for change capture (whole_refresh.hpp).
+// Whole-dataset refreshes for change capture, on the node's whole refresh lane
+// (whole_refresh.hpp).
 #include "actors/whole_refresh.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <deque>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <optional>
 
 #include <boost/json.hpp>
+
+#include "actors/messages.hpp"
+#include "log/log.hpp"
 
 namespace weir::actors {
 
@@ -60,6 +65,7 @@ class refresh_sequence : public std::enable_shared_from_this<refresh_sequence> {
 
  private:
   void on_step(core::result<write_outcome> r) {
+    std::optional<core::error> failed;
     {
       std::lock_guard lock{mu_};
       if (!r) {
@@ -69,13 +75,9 @@ class refresh_sequence : public std::enable_shared_from_this<refresh_sequence> {
         answered_ = true;  // run()'s loop goes on
         return;
       }
+      failed = std::move(failed_);
     }
-    if (!r) {
-      std::optional<core::error> failed;
-      {
-        std::lock_guard lock{mu_};
-        failed = std::move(failed_);
-      }
+    if (failed) {
       done_(std::move(*failed));
       return;
     }
@@ -91,23 +93,15 @@ class refresh_sequence : public std::enable_shared_from_this<refresh_sequence> {
   std::optional<core::error> failed_;
 };
 
-}  // namespace
+using id_list = std::vector<std::pair<std::string, std::string>>;
 
-write_command whole_refresh_command(std::string space, std::string object, std::string dataset) {
-  write_command cmd;
-  cmd.kind = write_kind::refresh_records;
-  cmd.space = std::move(space);
-  cmd.object = std::move(object);
-  cmd.dataset = std::move(dataset);
-  cmd.body = boost::json::object{{"whole", true}};
-  return cmd;
-}
-
-void refresh_whole(runtime::impl& rt, const store::unit_key& unit, const std::string& dataset,
-                   std::vector<std::pair<std::string, std::string>> held, write_callback done) {
-  auto ids = std::make_shared<std::vector<std::pair<std::string, std::string>>>(std::move(held));
+/// On a loader thread: the store's ids of `dataset` of `unit` with `held`, refreshed in chunks.
+void refresh_ids(runtime::impl& rt, const store::unit_key& unit, const std::string& dataset,
+                 id_list held, write_callback done) {
+  auto ids = std::make_shared<id_list>(std::move(held));
   // What the store holds now: rows the transaction added that the shard has never seen, with
-  // the ones it still has (those the transaction removed are among the shard's).
+  // the ones it still has (those the transaction removed are among the shard's). A whole unit
+  // read, its documents dropped as they come: rare enough not to need a query of its own.
   auto read =
       rt.store.load_unit(unit, [&](std::string_view ds, std::string_view id, std::string&&) {
         if (dataset.empty() || ds == dataset) {
@@ -142,27 +136,144 @@ void refresh_whole(runtime::impl& rt, const store::unit_key& unit, const std::st
   std::make_shared<refresh_sequence>(rt, std::move(make), std::move(done))->run();
 }
 
-void refresh_every_held_unit(runtime::impl& rt, write_callback done) {
-  auto units = std::make_shared<std::vector<store::unit_key>>();
+}  // namespace
+
+/// The node's whole refreshes, run one at a time in the order asked for; one asked for again
+/// while it waits is not queued twice; a failed one goes to the back and the lane waits a
+/// second before the next.
+class whole_refresh_lane : public timed_target,
+                           public std::enable_shared_from_this<whole_refresh_lane> {
+ public:
+  explicit whole_refresh_lane(runtime::impl& rt) : rt_(rt) {}
+
+  void add(store::unit_key unit, std::string dataset, id_list held) {
+    {
+      std::lock_guard lock{mu_};
+      for (auto& j : pending_) {
+        if (j.unit.space == unit.space && j.unit.object == unit.object &&
+            (j.dataset.empty() || j.dataset == dataset)) {
+          return;  // not started yet: it reads the unit after this transaction too
+        }
+      }
+      pending_.push_back({std::move(unit), std::move(dataset), std::move(held)});
+      if (running_ || waiting_) {
+        return;
+      }
+      running_ = true;
+    }
+    start_next();
+  }
+
+  void on_timer() override {
+    {
+      std::lock_guard lock{mu_};
+      waiting_ = false;
+      if (running_) {
+        return;
+      }
+      running_ = true;
+    }
+    start_next();
+  }
+
+ private:
+  struct job {
+    store::unit_key unit;
+    std::string dataset;
+    id_list held;
+  };
+
+  // With running_ set: takes the front job, or clears running_ when there is none.
+  void start_next() {
+    job j;
+    {
+      std::lock_guard lock{mu_};
+      if (pending_.empty() || rt_.stopping) {
+        running_ = false;
+        return;
+      }
+      j = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    auto self = shared_from_this();
+    rt_.loader.post([self, j = std::move(j)]() mutable {
+      auto unit = j.unit;
+      auto dataset = j.dataset;
+      auto held = j.held;
+      refresh_ids(self->rt_, unit, dataset, std::move(held),
+                  [self, j = std::move(j)](core::result<write_outcome> r) mutable {
+                    self->finished(std::move(j), r);
+                  });
+    });
+  }
+
+  void finished(job j, const core::result<write_outcome>& r) {
+    if (r) {
+      start_next();
+      return;
+    }
+    log::warn("change capture: a unit could not be read again whole; trying again in 1 s",
+              {{"space", j.unit.space},
+               {"object", j.unit.object},
+               {"dataset", j.dataset},
+               {"code", r.error().code},
+               {"error", r.error().message}});
+    {
+      std::lock_guard lock{mu_};
+      pending_.push_back(std::move(j));
+      running_ = false;
+      waiting_ = true;
+    }
+    rt_.call_after(std::chrono::seconds{1}, weak_from_this());
+  }
+
+  runtime::impl& rt_;
+  std::mutex mu_;
+  std::deque<job> pending_;
+  bool running_ = false;  // a job is on a loader thread or being refreshed
+  bool waiting_ = false;  // after a failure: the timer starts the next
+};
+
+std::shared_ptr<whole_refresh_lane> make_whole_refresh_lane(runtime::impl& rt) {
+  return std::make_shared<whole_refresh_lane>(rt);
+}
+
+void refresh_whole(runtime::impl& rt, store::unit_key unit, std::string dataset, id_list held) {
+  rt.whole_refreshes->add(std::move(unit), std::move(dataset), std::move(held));
+}
+
+void refresh_every_held_unit(runtime::impl& rt) {
+  std::vector<store::unit_key> units;
   for (auto& s : rt.stripes) {
     std::lock_guard lock{s.mu};
     for (const auto& [key, entry] : s.shards) {
       if (entry.owner.empty()) {
         auto sep = key.find('\0');
-        units->push_back({key.substr(0, sep), key.substr(sep + 1)});
+        units.push_back({key.substr(0, sep), key.substr(sep + 1)});
       }
     }
   }
-  auto at = std::make_shared<std::size_t>(0);
-  auto make = [units, at](store::unit_key& u, write_command& cmd) {
-    if (*at >= units->size()) {
-      return false;
-    }
-    u = (*units)[(*at)++];
-    cmd = whole_refresh_command(u.space, u.object, "");
-    return true;
-  };
-  std::make_shared<refresh_sequence>(rt, std::move(make), std::move(done))->run();
+  for (auto& u : units) {
+    // Through the unit's shard, which adds the ids it holds and queues the refresh.
+    rt.refresh_local(u, whole_refresh_command(u.space, u.object, ""), [](auto&&) {});
+  }
+}
+
+write_command whole_refresh_command(std::string space, std::string object, std::string dataset) {
+  write_command cmd;
+  cmd.kind = write_kind::refresh_records;
+  cmd.space = std::move(space);
+  cmd.object = std::move(object);
+  cmd.dataset = std::move(dataset);
+  cmd.body = boost::json::object{{"whole", true}};
+  return cmd;
+}
+
+write_command every_held_unit_command() {
+  write_command cmd;
+  cmd.kind = write_kind::refresh_records;
+  cmd.body = boost::json::object{{"everyHeldUnit", true}};
+  return cmd;
 }
 
 }  // namespace weir::actors

@@ -28,7 +28,10 @@ enum class write_kind {
   /// Internal, from change capture: another program changed records `body` (an array of ids)
   /// of `dataset` in the store; the unit (space, object) — object "" for the objects unit —
   /// reads them again and publishes what differs. Only a shard in memory takes it (a unit not
-  /// loaded reads them when it loads). Never built from client input.
+  /// loaded reads them when it loads). Or, for a transaction too large to list, `body` is
+  /// `{"whole":true}` (the dataset, or with dataset "" every dataset, read again whole) or
+  /// `{"everyHeldUnit":true}` (every unit the node holds): is_whole_refresh,
+  /// is_every_held_unit_refresh. Never built from client input.
   refresh_records,
 };
 
@@ -59,14 +62,24 @@ struct write_outcome {
 /// error. Must not block (post to your own executor).
 using write_callback = std::function<void(core::result<write_outcome>)>;
 
-/// Whether `cmd` (a refresh_records) asks for whole datasets (`{"whole":true}`) rather than
-/// listed ids: change capture's answer to a transaction too large to list (whole_refresh.hpp).
-/// With `space` "" it asks for every unit the receiving node holds.
+/// Whether `cmd` (a refresh_records) asks for a whole dataset of its unit (`{"whole":true}`;
+/// dataset "" for every dataset) rather than listed ids: change capture's answer to a
+/// transaction too large to list (whole_refresh.hpp).
 inline bool is_whole_refresh(const write_command& cmd) {
   if (cmd.kind != write_kind::refresh_records || !cmd.body.is_object()) {
     return false;
   }
   const auto* w = cmd.body.as_object().if_contains("whole");
+  return w && w->is_bool() && w->get_bool();
+}
+
+/// Whether `cmd` (a refresh_records) asks for every unit the receiving node holds, whole
+/// (`{"everyHeldUnit":true}`; its space, object and dataset are not used).
+inline bool is_every_held_unit_refresh(const write_command& cmd) {
+  if (cmd.kind != write_kind::refresh_records || !cmd.body.is_object()) {
+    return false;
+  }
+  const auto* w = cmd.body.as_object().if_contains("everyHeldUnit");
   return w && w->is_bool() && w->get_bool();
 }
 

@@ -72,6 +72,7 @@ actors::runtime_options runtime_options_from(const config::node_config& c) {
   h.max_outbound_queue_bytes = l.max_outbound_queue_bytes;
   h.max_tombstones = l.max_tombstones;
   h.max_sort_indexes_per_dataset = l.max_sort_indexes_per_dataset;
+  h.max_objects_per_space_window = c.windowed.max_objects_per_space_window;
   h.tombstone_retention_ms = l.tombstone_retention_ms;
   h.health_interval_ms = l.health_interval_ms;
   h.agent_run_max_ms = l.agent_run_max_ms;

@@ -5,7 +5,6 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "actors/write_command.hpp"
 #include "cluster/cluster_node_impl.hpp"
 #include "cluster/grpc_errors.hpp"
 
@@ -60,10 +59,6 @@ void cluster_node::space_exists(const std::string& space, std::function<void(boo
 
 namespace {
 
-/// A forwarded whole refresh's deadline: a unit of a million records, or every unit a member
-/// holds, read again at the store's pace.
-constexpr std::int64_t whole_refresh_ms = 10 * 60 * 1000;
-
 v1::WriteKind to_proto(actors::write_kind k) {
   switch (k) {
     case actors::write_kind::put_object:
@@ -106,19 +101,13 @@ void cluster_node::forward_write(const std::string& node, actors::write_command 
   req.set_dataset(std::move(cmd.dataset));
   req.set_id(std::move(cmd.id));
   req.set_idempotency_key(std::move(cmd.idempotency_key));
-  // A whole refresh (change capture, after a transaction too large to list its rows) reads a
-  // whole unit on its owner, or every unit the owner holds: it is given minutes, not the
-  // deadline of one write, or it would time out, be read again, and time out for good.
-  auto deadline_ms = actors::is_whole_refresh(cmd)
-                         ? std::max(impl_->opts.forward_timeout_ms, whole_refresh_ms)
-                         : impl_->opts.forward_timeout_ms;
   if (!cmd.body.is_null()) {
     req.set_body_json(boost::json::serialize(cmd.body));
   }
   // `done` is shared with the refusal path below: the call may not start (this node stops).
   auto answer = std::make_shared<actors::write_callback>(std::move(done));
   bool started = impl_->unary<v1::ApplyRequest, v1::ApplyReply>(
-      std::move(req), deadline_ms,
+      std::move(req), impl_->opts.forward_timeout_ms,
       [p](auto* ctx, auto* rq, auto* rp, auto cb) {
         p->peer_stub->async()->Apply(ctx, rq, rp, std::move(cb));
       },

@@ -56,7 +56,7 @@ unsigned status_for(const core::error& e) {
   // A window on one sort too many: the node's bound, not a mistake in the request (the same
   // request succeeds once other sorts' windows close).
   if (c == "server.overloaded" || c == "server.unavailable" || c == "server.draining" ||
-      c == "query.too_many_sorts" || starts("cluster.")) {
+      c == "query.too_many_sorts" || c == "query.too_many_objects" || starts("cluster.")) {
     return 503;
   }
   if (starts("store.")) {

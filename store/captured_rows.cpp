@@ -25,8 +25,17 @@ void captured_rows::add(captured_row row) {
   if (g.whole) {
     return;
   }
-  // Repeats count until take() removes them: a row updated many times in one transaction
-  // brings its dataset to the bound sooner, which only costs a whole read.
+  if (g.ids.size() >= bounds_.per_dataset) {
+    // At the bound, repeats go first (a row updated many times in one transaction is one row):
+    // only distinct rows past it make the dataset whole.
+    auto before = g.ids.size();
+    std::sort(g.ids.begin(), g.ids.end());
+    g.ids.erase(std::unique(g.ids.begin(), g.ids.end()), g.ids.end());
+    keys_ -= before - g.ids.size();
+    if (std::binary_search(g.ids.begin(), g.ids.end(), row.id)) {
+      return;
+    }
+  }
   if (g.ids.size() >= bounds_.per_dataset || keys_ >= bounds_.total) {
     keys_ -= g.ids.size();
     g.ids = {};  // frees them

@@ -2,7 +2,8 @@
 // change reader collects them before its COMMIT, in bounded memory. A transaction another
 // program commits can change any number of rows (a backfill, a migration's UPDATE of every
 // record); keeping each row's key until the commit would make the reader's memory follow it.
-// Instead, past `per_dataset` rows of one dataset of a unit that dataset is read again whole;
+// Instead, past `per_dataset` distinct rows of one dataset of a unit that dataset is read again
+// whole;
 // past `total` keys held, the dataset a new row belongs to is; past `datasets` datasets, every
 // unit held anywhere is (the transaction is then only a fact). The owners then read what
 // changed from the store itself, which is what a refresh does anyway.
@@ -23,7 +24,7 @@ class captured_rows {
   struct bounds {
     std::size_t per_dataset = 1000;  ///< keys of one dataset of a unit (one refresh's worth)
     std::size_t total = 100000;      ///< keys of the whole transaction
-    std::size_t datasets = 10000;    ///< datasets of units, whole ones included
+    std::size_t datasets = 100000;   ///< datasets of units, whole ones included
   };
 
   captured_rows() = default;

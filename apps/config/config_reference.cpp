@@ -275,6 +275,15 @@ const reference_row rows[] = {
    R"md(Once a stream's `closed` frame is decided (overflow, deauthorization, shutdown), how )md"
      R"md(long the client has to take it: a client that has stopped reading is then dropped )md"
      R"md(without it, so it cannot hold the session, or a draining node, longer.)md"},
+  {"windowed", "maxObjectsPerSpaceWindow", "",
+   "",
+   "",
+   R"md(Weir's own key: objects of a space, on the serving node, that one space-wide window )md"
+     R"md((`…/datasets/query`) merges. Each one's unit is loaded and held while the window )md"
+     R"md(lives, so a dataset spread over more objects is refused with **503 )md"
+     R"md(`query.too_many_objects`** before any is loaded, and an open window whose dataset )md"
+     R"md(grows past it closes with **`closed{server_shutdown}`**. In a cluster each member )md"
+     R"md(counts its own objects.)md"},
   {"query", "keepAliveIntervalMs", "",
    "",
    R"md(≤ 3600000; 0 or negative disables)md",

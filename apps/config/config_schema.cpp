@@ -86,6 +86,9 @@ const integer_key integer_table[] = {
   {"windowed", "keepAliveMs", 0, 3600000, WEIR_FIELD(windowed.keep_alive_ms)},
   {"windowed", "maxQueueBytes", 64 * 1024, 1024 * mib, WEIR_FIELD(windowed.max_queue_bytes)},
   {"windowed", "closeDeadlineMs", 100, 600000, WEIR_FIELD(windowed.close_deadline_ms)},
+  // Not in the spec: each object a space-wide window merges has its unit loaded and held.
+  {"windowed", "maxObjectsPerSpaceWindow", 1, 1000000,
+   WEIR_FIELD(windowed.max_objects_per_space_window)},
 
   {"records", "maxBytes", 1024, 64 * mib, WEIR_FIELD(records.max_bytes)},
   {"records", "maxMembers", 16, 10000000, WEIR_FIELD(records.max_members)},

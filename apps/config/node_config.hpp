@@ -60,6 +60,10 @@ struct windowed_settings {
   /// closeDeadlineMs, 100..600000: once a stream's `closed` frame is decided, how long the
   /// client has to take it before the connection is dropped without it.
   std::int64_t close_deadline_ms = 10000;
+  /// maxObjectsPerSpaceWindow, 1..1000000: objects of a space one space-wide window (the
+  /// `…/datasets/query` endpoint) merges on a node; past it the window is refused
+  /// (query.too_many_objects).
+  std::size_t max_objects_per_space_window = 10000;
 };
 
 /// What every record must hold to (YAML section `records`; core::document_limits). The nesting

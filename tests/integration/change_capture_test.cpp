@@ -432,7 +432,7 @@ TEST_F(ChangeCapture, ATransactionOfMoreRowsOfADatasetThanTheReaderKeepsIsReadAg
 }
 
 TEST_F(ChangeCapture, ATransactionOverMoreDatasetsThanTheReaderKeepsRefreshesEveryHeldUnit) {
-  // Past 10,000 datasets the reader keeps nothing of a transaction but the fact; every member
+  // Past 100,000 datasets the reader keeps nothing of a transaction but the fact; every member
   // then reads every unit it holds again whole.
   auto node = start_node(dir.path(), pg.store_yaml());
   ASSERT_TRUE(node);
@@ -442,7 +442,7 @@ TEST_F(ChangeCapture, ATransactionOverMoreDatasetsThanTheReaderKeepsRefreshesEve
   ASSERT_FALSE(wait_reader(port).is_null());
   pg.sql(
       "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
-      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 10001) AS i; "
+      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 100001) AS i; "
       "UPDATE weir_records SET doc = '{\"n\": 2}' WHERE object = 'o1' AND id = 'a'; "
       "DELETE FROM weir_records WHERE object = 'o2' AND id = 'a'");
   bool applied = false;
@@ -458,6 +458,28 @@ TEST_F(ChangeCapture, ATransactionOverMoreDatasetsThanTheReaderKeepsRefreshesEve
   EXPECT_GE(capture_metric(port, "weir_change_capture_whole_nodes_total"), 1);
   // The objects the transaction created are read when first used, as any unit.
   EXPECT_EQ(items_of(port, "x77").at("total"), 1);
+}
+
+TEST_F(ChangeCapture, ARowNoUnitCanHoldChangesNothingElse) {
+  // A space Weir never serves (empty): the row names no unit anyone holds. It is neither taken
+  // for a refresh of every held unit nor a reason to stop capture.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  ASSERT_FALSE(wait_reader(port).is_null());
+  pg.sql(
+      "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
+      "VALUES ('', 'o1', 'items', 'x', '{}', 0), ('', '', 'items', 'y', '{}', 0)");
+  pg.sql(insert_sql("o1", "after", R"({"n": 2})"));
+  bool after = false;
+  for (auto until = clock_type::now() + 10s; !after && clock_type::now() < until;) {
+    after = items_of(port, "o1").at("total") == 2;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(after);
+  EXPECT_EQ(capture_metric(port, "weir_change_capture_whole_nodes_total"), 0);
+  EXPECT_EQ(capture_metric(port, "weir_change_capture_whole_datasets_total"), 0);
 }
 
 TEST_F(ChangeCapture, WholeReadsReachAUnitsOwnerOnAnotherMember) {
@@ -497,10 +519,10 @@ TEST_F(ChangeCapture, WholeReadsReachAUnitsOwnerOnAnotherMember) {
       obj + "' AND id = 'a'");
   EXPECT_TRUE(wait_a(-1)) << "the owner did not read the dataset again";
   EXPECT_GE(capture_metric(cl.port(reader), "weir_change_capture_whole_datasets_total"), 1);
-  // 10,001 datasets and a's change: every member reads every unit it holds again.
+  // 100,001 datasets and a's change: every member reads every unit it holds again.
   pg.sql(
       "INSERT INTO weir_records (space, object, dataset, id, doc, version) "
-      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 10001) AS i; "
+      "SELECT 't', 'x' || i, 'items', 'r', '{}', 0 FROM generate_series(1, 100001) AS i; "
       "UPDATE weir_records SET doc = '{\"n\": -2}' WHERE object = '" +
       obj + "' AND id = 'a'");
   EXPECT_TRUE(wait_a(-2)) << "the owner did not read its units again";

@@ -482,6 +482,53 @@ TEST(WindowedStream, SpaceWideDatasetMergesEveryObjectsRows) {
   EXPECT_EQ(by_record_id(q.json().as_object().at("records")), s.window());
 }
 
+// A space-wide window loads and holds every object's unit it merges: past
+// windowed.maxObjectsPerSpaceWindow it is refused before any is loaded, and an open one whose
+// dataset grows past it ends.
+TEST(WindowedStream, ASpaceWideWindowMergesNoMoreObjectsThanTheNodeAllows) {
+  node_with n{"windowed: { maxObjectsPerSpaceWindow: 3 }"};
+  for (const char* o : {"a", "b", "c"}) {
+    put(n.port, o, "1", R"({"n":1})");
+  }
+  const std::string body = R"({"dataset":"msgs","sort":["n"],"limit":10})";
+  windowed_stream s{n.port, "t", "datasets", body};
+  EXPECT_EQ(s.open().at("records").as_array().size(), 3u);
+  put(n.port, "d", "1", R"({"n":1})");  // a fourth object joins: past the bound
+  for (auto until = std::chrono::steady_clock::now() + 5s;
+       !s.closed_reason() && std::chrono::steady_clock::now() < until;) {
+    if (auto f = s.next(500ms)) {
+      s.apply(*f);
+    }
+  }
+  EXPECT_EQ(s.closed_reason(), std::optional<std::string>{"server_shutdown"});
+  // Subscribing again, and the snapshot twin: refused, naming the bound.
+  for (bool stream : {true, false}) {
+    SCOPED_TRACE(stream ? "subscribe" : "query");
+    unsigned status = 0;
+    json::value err;
+    for (auto until = std::chrono::steady_clock::now() + 5s;
+         status != 503u && std::chrono::steady_clock::now() < until;) {
+      if (stream) {
+        windowed_stream again{n.port, "t", "datasets", body};
+        status = again.status();
+        err = status == 503u ? again.error_body() : json::value{};
+      } else {
+        auto q = windowed_query(n.port, "t", "datasets", body);
+        status = q.status;
+        err = status == 503u ? q.json() : json::value{};
+      }
+    }
+    ASSERT_EQ(status, 503u);
+    EXPECT_EQ(err.at("error").at("code"), "query.too_many_objects") << json::serialize(err);
+    EXPECT_NE(std::string{err.at("error").at("message").as_string()}.find(
+                  "windowed.maxObjectsPerSpaceWindow"),
+              std::string::npos);
+  }
+  // One object's own dataset is not bounded by it.
+  auto one = windowed_query(n.port, "t", "object", R"({"objectId":"d","dataset":"msgs"})");
+  EXPECT_EQ(one.status, 200u);
+}
+
 TEST(WindowedStream, SpaceWideIdsEscapeObjectIdsVersionIdsGrowAndTotalsStayExact) {
   node_with n;
   put(n.port, "a%2Fb", "c", R"({"n":1})");  // object "a/b", record "c"

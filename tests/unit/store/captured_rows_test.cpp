@@ -49,6 +49,20 @@ TEST(CapturedRows, ADatasetPastItsBoundIsKeptWholeAndItsKeysFreed) {
   EXPECT_EQ(txn.rows[1].object, "small");
 }
 
+TEST(CapturedRows, ARowChangedManyTimesIsOneRowOfItsDataset) {
+  captured_rows c{{.per_dataset = 3, .total = 100, .datasets = 10}};
+  for (int i = 0; i < 5000; ++i) {
+    c.add(row("o1", "hot"));
+    c.add(row("o1", "warm"));
+  }
+  EXPECT_LE(c.keys(), 3u);
+  auto txn = c.take();
+  EXPECT_TRUE(txn.whole.empty());
+  ASSERT_EQ(txn.rows.size(), 2u);
+  EXPECT_EQ(txn.rows[0].id, "hot");
+  EXPECT_EQ(txn.rows[1].id, "warm");
+}
+
 TEST(CapturedRows, PastTheTotalBoundNewRowsTurnTheirDatasetsWhole) {
   captured_rows c{{.per_dataset = 10, .total = 20, .datasets = 1000}};
   for (int o = 0; o < 100; ++o) {
