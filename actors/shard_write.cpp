@@ -462,10 +462,9 @@ void submit_staged(shard_ptr self, std::vector<staged>& items, write_kind kind, 
 
 void handle_refresh(shard_ptr self, write_msg& m) {
   auto& st = self->state;
-  if (is_whole_refresh(m.cmd)) {
-    // A transaction changed more rows than change capture kept the keys of: every id held here
-    // and every id the store holds is read again, a chunk at a time, on the node's whole
-    // refresh lane (whole_refresh.hpp says why it is taken at once).
+  if (is_whole_refresh_now(m.cmd)) {
+    // The lane starts a whole refresh of this unit: the ids held here now, with the store's
+    // (whole_refresh.hpp).
     const auto& dataset = m.cmd.dataset;
     std::vector<std::pair<std::string, std::string>> held;
     for (auto& [ds, r] : all_current(st)) {
@@ -473,7 +472,13 @@ void handle_refresh(shard_ptr self, write_msg& m) {
         held.emplace_back(std::move(ds), r->id);
       }
     }
-    refresh_whole(*st.rt, st.unit, dataset, std::move(held));
+    run_whole_refresh(*st.rt, st.unit, dataset, std::move(held), std::move(m.done));
+    return;
+  }
+  if (is_whole_refresh(m.cmd)) {
+    // A transaction changed more rows than change capture kept the keys of: queued on the
+    // node's whole refresh lane and taken at once (whole_refresh.hpp says why that is safe).
+    refresh_whole(*st.rt, st.unit, m.cmd.dataset);
     m.done(write_outcome{});
     return;
   }

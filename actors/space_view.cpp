@@ -8,6 +8,7 @@
 //
 // Any source lost (a member unreachable) ends the view: its windowed streams close with
 // `server_shutdown` and the clients subscribe again (Decision 5).
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -387,8 +388,12 @@ void on_member(space_ptr self, member_msg& m) {
       fail(self, "member '" + m.member + "', which holds part of this dataset, is unreachable");
       break;
     case watch_event::kind::failed:
+      // The member's own refusal, when it said why (its part over the object bound:
+      // query.too_many_objects); else the part is unavailable.
       fail(self,
-           "member '" + m.member + "' cannot serve its part of this dataset: " + m.event.error);
+           "member '" + m.member + "' cannot serve its part of this dataset: " + m.event.error,
+           m.event.error_code.empty() ? std::string{"cluster.owner_unavailable"}
+                                      : m.event.error_code);
       break;
   }
 }
@@ -499,7 +504,9 @@ space_actor::behavior_type space_behavior(space_ptr self, runtime::impl* rt,
         std::erase_if(m.objects, [&](const std::string& object) {
           return st.rt->link && st.rt->link->remote_owner({st.req->space, object});
         });
-        if (!within_object_bound(self, st.units.size() + m.objects.size())) {
+        auto fresh = std::count_if(m.objects.begin(), m.objects.end(),
+                                   [&](const std::string& o) { return !st.units.count(o); });
+        if (!within_object_bound(self, st.units.size() + static_cast<std::size_t>(fresh))) {
           return;  // before any of them is loaded
         }
         for (auto& object : m.objects) {

@@ -3,11 +3,13 @@
 #include "actors/whole_refresh.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <unordered_set>
 
 #include <boost/json.hpp>
 
@@ -138,24 +140,48 @@ void refresh_ids(runtime::impl& rt, const store::unit_key& unit, const std::stri
 
 }  // namespace
 
+/// Answers a lane job once: with the chunks' outcome, or, when every copy of the callback is
+/// gone unanswered (a shard that died with the request in its mailbox), with a failure, so the
+/// lane never waits for good.
+class lane_answer {
+ public:
+  explicit lane_answer(write_callback fn) : fn_(std::move(fn)) {}
+  lane_answer(const lane_answer&) = delete;
+  lane_answer& operator=(const lane_answer&) = delete;
+  ~lane_answer() {
+    if (!answered_.exchange(true)) {
+      fn_(core::make_error("server.unavailable", "the unit's shard ended before the refresh"));
+    }
+  }
+  void answer(core::result<write_outcome> r) {
+    if (!answered_.exchange(true)) {
+      fn_(std::move(r));
+    }
+  }
+
+ private:
+  write_callback fn_;
+  std::atomic<bool> answered_{false};
+};
+
 /// The node's whole refreshes, run one at a time in the order asked for; one asked for again
-/// while it waits is not queued twice; a failed one goes to the back and the lane waits a
-/// second before the next.
+/// while it waits is not queued twice (it has not read anything yet); a failed one goes to the
+/// back and the lane waits a second before the next. A job asks the unit's shard for the ids
+/// it holds when it starts (so they are current, and only one unit's are copied at a time); a
+/// unit no longer held here is done at once.
 class whole_refresh_lane : public timed_target,
                            public std::enable_shared_from_this<whole_refresh_lane> {
  public:
   explicit whole_refresh_lane(runtime::impl& rt) : rt_(rt) {}
 
-  void add(store::unit_key unit, std::string dataset, id_list held) {
+  void add(store::unit_key unit, std::string dataset) {
     {
       std::lock_guard lock{mu_};
-      for (auto& j : pending_) {
-        if (j.unit.space == unit.space && j.unit.object == unit.object &&
-            (j.dataset.empty() || j.dataset == dataset)) {
-          return;  // not started yet: it reads the unit after this transaction too
-        }
+      if (queued_.count(key_of(unit, "")) || queued_.count(key_of(unit, dataset))) {
+        return;  // not started yet: it reads the unit after this transaction too
       }
-      pending_.push_back({std::move(unit), std::move(dataset), std::move(held)});
+      queued_.insert(key_of(unit, dataset));
+      pending_.push_back({std::move(unit), std::move(dataset)});
       if (running_ || waiting_) {
         return;
       }
@@ -180,10 +206,13 @@ class whole_refresh_lane : public timed_target,
   struct job {
     store::unit_key unit;
     std::string dataset;
-    id_list held;
   };
 
-  // With running_ set: takes the front job, or clears running_ when there is none.
+  static std::string key_of(const store::unit_key& unit, const std::string& dataset) {
+    return unit.space + '\0' + unit.object + '\0' + dataset;
+  }
+
+  // With running_ set: starts the front job, or clears running_ when there is none.
   void start_next() {
     job j;
     {
@@ -194,22 +223,22 @@ class whole_refresh_lane : public timed_target,
       }
       j = std::move(pending_.front());
       pending_.pop_front();
+      queued_.erase(key_of(j.unit, j.dataset));
     }
     auto self = shared_from_this();
-    rt_.loader.post([self, j = std::move(j)]() mutable {
-      auto unit = j.unit;
-      auto dataset = j.dataset;
-      auto held = j.held;
-      refresh_ids(self->rt_, unit, dataset, std::move(held),
-                  [self, j = std::move(j)](core::result<write_outcome> r) mutable {
-                    self->finished(std::move(j), r);
-                  });
-    });
+    auto answer = std::make_shared<lane_answer>(
+        [self, j](core::result<write_outcome> r) { self->finished(j, r); });
+    auto cmd = whole_refresh_command(j.unit.space, j.unit.object, j.dataset);
+    cmd.body.as_object()["now"] = true;
+    rt_.refresh_local(j.unit, std::move(cmd),
+                      [answer](core::result<write_outcome> r) { answer->answer(std::move(r)); });
   }
 
-  void finished(job j, const core::result<write_outcome>& r) {
+  void finished(const job& j, const core::result<write_outcome>& r) {
     if (r) {
-      start_next();
+      // The next one from a loader thread: a unit no longer held answers inside refresh_local,
+      // and a long run of them must not recurse.
+      rt_.loader.post([self = shared_from_this()] { self->start_next(); });
       return;
     }
     log::warn("change capture: a unit could not be read again whole; trying again in 1 s",
@@ -220,7 +249,10 @@ class whole_refresh_lane : public timed_target,
                {"error", r.error().message}});
     {
       std::lock_guard lock{mu_};
-      pending_.push_back(std::move(j));
+      if (!queued_.count(key_of(j.unit, j.dataset))) {
+        queued_.insert(key_of(j.unit, j.dataset));
+        pending_.push_back(j);
+      }
       running_ = false;
       waiting_ = true;
     }
@@ -230,7 +262,8 @@ class whole_refresh_lane : public timed_target,
   runtime::impl& rt_;
   std::mutex mu_;
   std::deque<job> pending_;
-  bool running_ = false;  // a job is on a loader thread or being refreshed
+  std::unordered_set<std::string> queued_;  // pending_'s keys
+  bool running_ = false;  // a job is being refreshed (or its next is being started)
   bool waiting_ = false;  // after a failure: the timer starts the next
 };
 
@@ -238,8 +271,24 @@ std::shared_ptr<whole_refresh_lane> make_whole_refresh_lane(runtime::impl& rt) {
   return std::make_shared<whole_refresh_lane>(rt);
 }
 
-void refresh_whole(runtime::impl& rt, store::unit_key unit, std::string dataset, id_list held) {
-  rt.whole_refreshes->add(std::move(unit), std::move(dataset), std::move(held));
+void refresh_whole(runtime::impl& rt, store::unit_key unit, std::string dataset) {
+  rt.whole_refreshes->add(std::move(unit), std::move(dataset));
+}
+
+bool is_whole_refresh_now(const write_command& cmd) {
+  if (!is_whole_refresh(cmd)) {
+    return false;
+  }
+  const auto* n = cmd.body.as_object().if_contains("now");
+  return n && n->is_bool() && n->get_bool();
+}
+
+void run_whole_refresh(runtime::impl& rt, store::unit_key unit, std::string dataset,
+                       std::vector<std::pair<std::string, std::string>> held, write_callback done) {
+  rt.loader.post([&rt, unit = std::move(unit), dataset = std::move(dataset), held = std::move(held),
+                  done = std::move(done)]() mutable {
+    refresh_ids(rt, unit, dataset, std::move(held), std::move(done));
+  });
 }
 
 void refresh_every_held_unit(runtime::impl& rt) {
@@ -254,8 +303,7 @@ void refresh_every_held_unit(runtime::impl& rt) {
     }
   }
   for (auto& u : units) {
-    // Through the unit's shard, which adds the ids it holds and queues the refresh.
-    rt.refresh_local(u, whole_refresh_command(u.space, u.object, ""), [](auto&&) {});
+    rt.whole_refreshes->add(std::move(u), "");
   }
 }
 

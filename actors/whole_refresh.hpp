@@ -34,13 +34,22 @@ inline constexpr std::size_t ids_per_refresh = 1000;
 class whole_refresh_lane;
 std::shared_ptr<whole_refresh_lane> make_whole_refresh_lane(runtime::impl& rt);
 
-/// Queues the refresh of `dataset` of `unit` ("" every dataset) whole; `held` are the
-/// (dataset, id) the shard holds in memory now. Returns at once (any thread).
-void refresh_whole(runtime::impl& rt, store::unit_key unit, std::string dataset,
-                   std::vector<std::pair<std::string, std::string>> held);
+/// Queues the refresh of `dataset` of `unit` ("" every dataset) whole, on the node's lane.
+/// Returns at once (any thread).
+void refresh_whole(runtime::impl& rt, store::unit_key unit, std::string dataset);
 
 /// Queues a whole refresh of every unit whose shard this node holds.
 void refresh_every_held_unit(runtime::impl& rt);
+
+/// Whether `cmd` is the lane starting a queued whole refresh on the unit's shard (`"now"`), as
+/// opposed to change capture asking for one.
+bool is_whole_refresh_now(const write_command& cmd);
+
+/// The shard's part of a started job: on a loader thread, the store's ids of `dataset` with
+/// `held` (the ids the shard holds in memory), refreshed in chunks; `done` once all are applied
+/// or at the first failure.
+void run_whole_refresh(runtime::impl& rt, store::unit_key unit, std::string dataset,
+                       std::vector<std::pair<std::string, std::string>> held, write_callback done);
 
 /// A refresh of `dataset` of the unit (`space`, `object`) whole ("" every dataset).
 write_command whole_refresh_command(std::string space, std::string object, std::string dataset);

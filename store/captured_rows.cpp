@@ -25,6 +25,10 @@ void captured_rows::add(captured_row row) {
   if (g.whole) {
     return;
   }
+  if (g.sorted) {
+    add_to_sorted(g, std::move(row.id));
+    return;
+  }
   if (g.ids.size() >= bounds_.per_dataset) {
     // At the bound, repeats go first (a row updated many times in one transaction is one row):
     // only distinct rows past it make the dataset whole.
@@ -32,18 +36,37 @@ void captured_rows::add(captured_row row) {
     std::sort(g.ids.begin(), g.ids.end());
     g.ids.erase(std::unique(g.ids.begin(), g.ids.end()), g.ids.end());
     keys_ -= before - g.ids.size();
-    if (std::binary_search(g.ids.begin(), g.ids.end(), row.id)) {
-      return;
-    }
+    g.sorted = true;
+    add_to_sorted(g, std::move(row.id));
+    return;
   }
-  if (g.ids.size() >= bounds_.per_dataset || keys_ >= bounds_.total) {
-    keys_ -= g.ids.size();
-    g.ids = {};  // frees them
-    g.whole = true;
+  if (keys_ >= bounds_.total) {
+    make_whole(g);
     return;
   }
   g.ids.push_back(std::move(row.id));
   ++keys_;
+}
+
+// Past its first time at the bound a group stays sorted and distinct: a repeat is found, a new
+// id is inserted in place (at most per_dataset of them), so repeats cost a binary search.
+void captured_rows::add_to_sorted(group& g, std::string id) {
+  auto at = std::lower_bound(g.ids.begin(), g.ids.end(), id);
+  if (at != g.ids.end() && *at == id) {
+    return;
+  }
+  if (g.ids.size() >= bounds_.per_dataset || keys_ >= bounds_.total) {
+    make_whole(g);
+    return;
+  }
+  g.ids.insert(at, std::move(id));
+  ++keys_;
+}
+
+void captured_rows::make_whole(group& g) {
+  keys_ -= g.ids.size();
+  g.ids = {};  // frees them
+  g.whole = true;
 }
 
 captured_txn captured_rows::take() {

@@ -47,8 +47,11 @@ class captured_rows {
   using group_key = std::tuple<std::string, std::string, std::string>;
   struct group {
     bool whole = false;
-    std::vector<std::string> ids;  // unsorted, may repeat until take()
+    bool sorted = false;           // once at the bound: sorted and distinct from then on
+    std::vector<std::string> ids;  // until then unsorted, repeats allowed (take() sorts them)
   };
+  void add_to_sorted(group& g, std::string id);
+  void make_whole(group& g);
 
   bounds bounds_;
   std::map<group_key, group> groups_;

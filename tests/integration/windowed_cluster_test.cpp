@@ -69,6 +69,29 @@ TEST(WindowedCluster, AGatewayHoldsOnlyTheWindowItServes) {
   EXPECT_TRUE(s.window().count("r2989"));
 }
 
+TEST(WindowedCluster, AMemberWhosePartIsPastTheObjectBoundRefusesTheWindowWithItsReason) {
+  // Each member counts its own objects: the gateway holds none, a member holds three with a
+  // bound of two, and the gateway's window is refused with that member's reason and code.
+  cluster3 cl{"", true, "windowed: { maxObjectsPerSpaceWindow: 2 }\n"};
+  const int gw = 0, owner = 1;
+  for (const char* name : {"a", "b", "c"}) {
+    put_record(cl.port(gw), "t", cl.object_owned_by(owner, name), "msgs", "r", R"({"n":1})");
+  }
+  const std::string body = R"({"dataset":"msgs","sort":["n"],"limit":5})";
+  windowed_stream merged{cl.port(gw), "t", "datasets", body};
+  ASSERT_EQ(merged.status(), 503u) << merged.client().response().body;
+  auto err = merged.error_body().as_object()["error"].as_object();
+  EXPECT_EQ(err["code"], "query.too_many_objects") << json::serialize(err);
+  // Two objects on a member are within it.
+  for (const char* name : {"a", "b"}) {
+    put_record(cl.port(gw), "t", cl.object_owned_by(owner, name), "pair", "r", R"({"n":1})");
+  }
+  windowed_stream pair{cl.port(gw), "t", "datasets",
+                       R"({"dataset":"pair","sort":["n"],"limit":5})"};
+  ASSERT_EQ(pair.status(), 200u) << pair.client().response().body;
+  EXPECT_EQ(pair.open().at("records").as_array().size(), 2u);
+}
+
 TEST(WindowedCluster, AStreamWhoseOwnerDiesEndsWithServerShutdown) {
   cluster3 cl;
   const int gw = 0, owner = 2;
