@@ -20,6 +20,11 @@
 namespace weir::actors {
 
 void runtime::refresh_held(write_command cmd, write_callback done) {
+  // Only the node's own whole refresh lane starts a whole refresh on a shard ("now"); from
+  // another member it is a request to queue one, like any.
+  if (cmd.body.is_object()) {
+    cmd.body.as_object().erase("now");
+  }
   store::unit_key unit{cmd.space, cmd.object};
   impl_->refresh_local(unit, std::move(cmd), std::move(done));
 }

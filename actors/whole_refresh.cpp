@@ -225,9 +225,13 @@ class whole_refresh_lane : public timed_target,
       pending_.pop_front();
       queued_.erase(key_of(j.unit, j.dataset));
     }
-    auto self = shared_from_this();
-    auto answer = std::make_shared<lane_answer>(
-        [self, j](core::result<write_outcome> r) { self->finished(j, r); });
+    // Weak: an answer that comes after the runtime (the lane's only owner) is gone does nothing.
+    auto answer =
+        std::make_shared<lane_answer>([weak = weak_from_this(), j](core::result<write_outcome> r) {
+          if (auto lane = weak.lock()) {
+            lane->finished(j, r);
+          }
+        });
     auto cmd = whole_refresh_command(j.unit.space, j.unit.object, j.dataset);
     cmd.body.as_object()["now"] = true;
     rt_.refresh_local(j.unit, std::move(cmd),
@@ -241,12 +245,14 @@ class whole_refresh_lane : public timed_target,
       rt_.loader.post([self = shared_from_this()] { self->start_next(); });
       return;
     }
-    log::warn("change capture: a unit could not be read again whole; trying again in 1 s",
-              {{"space", j.unit.space},
-               {"object", j.unit.object},
-               {"dataset", j.dataset},
-               {"code", r.error().code},
-               {"error", r.error().message}});
+    log::warn(
+        "change capture: a unit could not be read again whole; it goes to the back of "
+        "the queue, which pauses 1 s",
+        {{"space", j.unit.space},
+         {"object", j.unit.object},
+         {"dataset", j.dataset},
+         {"code", r.error().code},
+         {"error", r.error().message}});
     {
       std::lock_guard lock{mu_};
       if (!queued_.count(key_of(j.unit, j.dataset))) {

@@ -6,8 +6,9 @@
 // ids the store holds (read on a loader thread) with the ids the shard holds in memory,
 // refreshed 1,000 at a time, one chunk after another, through the registry (each chunk read
 // after the writes before it, as any refresh). A refresh that fails (the store unreachable,
-// its queue full) is tried again a second later, as long as the node runs; one asked for again
-// while still waiting is done once. Taking it at once is safe: while this node holds the unit
+// its queue full) goes to the back of the queue and the lane pauses a second; it is tried
+// again for as long as the node holds the unit. One asked for again while still waiting is
+// done once. Taking it at once is safe: while this node holds the unit
 // it will read the unit's state after the transaction, and a node that gets the unit later
 // (after a restart, an idle stop, a change of owners) loads it from the store, transaction
 // included. So the reader never waits minutes for a whole unit, and nothing long runs on a

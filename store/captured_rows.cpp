@@ -29,8 +29,8 @@ void captured_rows::add(captured_row row) {
     add_to_sorted(g, std::move(row.id));
     return;
   }
-  if (g.ids.size() >= bounds_.per_dataset) {
-    // At the bound, repeats go first (a row updated many times in one transaction is one row):
+  if (g.ids.size() >= bounds_.per_dataset || keys_ >= bounds_.total) {
+    // At a bound, repeats go first (a row updated many times in one transaction is one row):
     // only distinct rows past it make the dataset whole.
     auto before = g.ids.size();
     std::sort(g.ids.begin(), g.ids.end());
