@@ -249,6 +249,10 @@ void http_session::respond(unsigned status, std::string body, bool close, std::s
   if (!upgrade.empty()) {
     res.set(http::field::upgrade, upgrade);
   }
+  if (!retry_after_.empty()) {
+    res.set(http::field::retry_after, retry_after_);
+    retry_after_ = {};
+  }
   res.keep_alive(keep_alive_ && !close);
   if (head_) {
     // HEAD: the headers GET would send, Content-Length included, and no body.

@@ -65,6 +65,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
                std::string_view upgrade = {});
   /// The next respond()'s Content-Type (then JSON again).
   std::string_view content_type_ = "application/json";
+  /// The next respond()'s Retry-After, when set (then none again).
+  std::string_view retry_after_;
   /// An auth.* refusal in the error envelope, with the Bearer challenge on 401.
   void respond_auth(const core::error& e);
   /// The headers of an event stream, no body: a HEAD probe (arc-hub decision 5).

@@ -94,6 +94,9 @@ void http_session::handle_snapshot(const core::query_definition& def, std::strin
       challenge_ = auth_status(e) == 401 ? bearer_challenge(e) : "";
       respond(auth_status(e), unauthorized_result(correlation_));
     } else {
+      if (e.code == "subscription.limit") {
+        retry_after_ = "1";  // as a stream over budget gets (seed 001): the budget frees up
+      }
       respond(503, failed_result(correlation_, e.message));
     }
     return;

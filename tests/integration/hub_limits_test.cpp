@@ -357,6 +357,10 @@ TEST(HubLimits, AnAnonymousCallersSubscriptionsShareOneBudgetPerAddress) {
     auto refused = direct("127.0.0.1");
     EXPECT_EQ(refused->status(), 503u);
     EXPECT_EQ(refused->header("retry-after"), "1");
+    // So does a plain snapshot GET, which holds a unit until its first result.
+    auto snapshot = http(n.port, "GET", "/api/t/items?obj=o1");
+    EXPECT_EQ(snapshot.status, 503u) << snapshot.body;
+    EXPECT_EQ(snapshot.headers["retry-after"], "1");
   }
   // Another address has a budget of its own.
   {
