@@ -140,7 +140,7 @@ struct capture_status {
   /// held unit", because a transaction changed more rows than the reader keeps (captured_rows).
   std::uint64_t whole_datasets = 0;
   std::uint64_t whole_nodes = 0;
-  std::string error;               ///< why capture is not running, when it is not
+  std::string error;  ///< why capture is not running, when it is not
 };
 
 /// How the store's connections to its database fare (PostgreSQL; an embedded store has none).
