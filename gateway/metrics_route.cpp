@@ -195,8 +195,8 @@ std::string prometheus_metrics(server_context& ctx) {
          "more of their rows than the reader keeps the keys of.");
   w.sample("weir_change_capture_whole_datasets_total", {}, cap.whole_datasets);
   w.head("weir_change_capture_whole_nodes_total", "counter",
-         "Transactions that changed so many datasets that every unit held on every member was "
-         "read again whole.");
+         "Transactions that changed so many datasets, or truncated weir_records, that every "
+         "unit held on every member was read again whole.");
   w.sample("weir_change_capture_whole_nodes_total", {}, cap.whole_nodes);
   w.gauge("weir_change_capture_error",
           "1 while change capture is enabled and not running for a reason other than another "

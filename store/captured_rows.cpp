@@ -14,9 +14,7 @@ void captured_rows::add(captured_row row) {
   if (it == groups_.end()) {
     if (groups_.size() >= bounds_.datasets) {
       // Too many datasets to name: every held unit is read again, and nothing is kept.
-      groups_.clear();
-      keys_ = 0;
-      everything_ = true;
+      add_everything();
       return;
     }
     it = groups_.emplace(std::move(key), group{}).first;
@@ -46,6 +44,12 @@ void captured_rows::add(captured_row row) {
   }
   g.ids.push_back(std::move(row.id));
   ++keys_;
+}
+
+void captured_rows::add_everything() {
+  groups_.clear();
+  keys_ = 0;
+  everything_ = true;
 }
 
 // Past its first time at the bound a group stays sorted and distinct: a repeat is found, a new

@@ -5,8 +5,9 @@
 // Instead, past `per_dataset` distinct rows of one dataset of a unit that dataset is read again
 // whole;
 // past `total` keys held, the dataset a new row belongs to is; past `datasets` datasets, every
-// unit held anywhere is (the transaction is then only a fact). The owners then read what
-// changed from the store itself, which is what a refresh does anyway.
+// unit held anywhere is (the transaction is then only a fact), as for a TRUNCATE, which names no
+// rows at all. The owners then read what changed from the store itself, which is what a refresh
+// does anyway.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,10 @@ class captured_rows {
 
   /// One changed row (a row seen again is kept once).
   void add(captured_row row);
+
+  /// A change that names no rows (a TRUNCATE of weir_records): every unit held anywhere is read
+  /// again whole, and nothing else of the transaction is kept.
+  void add_everything();
 
   /// What was collected, each row once, in (space, object, dataset, id) order; empties it.
   captured_txn take();

@@ -161,6 +161,7 @@ struct postgres_change_reader::impl {
   std::uint64_t owners_epoch = 0;
   std::uint32_t txn_xid = 0;
   PGconn* session_conn = nullptr;  // the lock connection of the session that reads
+  bool truncated = false;          // the transaction being read truncated weir_records
   captured_rows rows;  // the transaction being read (bounded: a huge one becomes whole datasets)
   std::uint64_t received = 0;    // the last WAL position received
   std::uint64_t server_end = 0;  // the server's WAL end as it last reported it
@@ -465,6 +466,7 @@ struct postgres_change_reader::impl {
         txn_xid = c.u32();
         in_txn = true;
         own_txn = false;
+        truncated = false;
         rows.clear();
         break;
       case 'M': {
@@ -532,10 +534,12 @@ struct postgres_change_reader::impl {
         c.u8();  // options
         for (std::uint32_t i = 0; i < count && c.ok; ++i) {
           auto rel = relations.find(c.u32());
-          if (rel != relations.end() && rel->second.records && !own_txn) {
-            log::warn(
-                "change capture: weir_records was truncated; units held in memory keep their "
-                "records until they reload (unitIdleMs, or a restart)");
+          if (rel != relations.end() && rel->second.records && in_txn && !own_txn) {
+            // A TRUNCATE names no rows: every member reads every unit it holds again whole,
+            // which turns what the units held into removals.
+            log::warn("change capture: weir_records was truncated; every held unit is read again");
+            rows.add_everything();
+            truncated = true;
           }
         }
         break;
@@ -633,7 +637,7 @@ struct postgres_change_reader::impl {
     // Each row once, whatever the transaction did to it; or, past the bounds, whole datasets.
     auto keys = rows.keys();
     auto txn = rows.take();
-    if (txn.everything || !txn.whole.empty()) {
+    if ((txn.everything && !truncated) || !txn.whole.empty()) {
       log::info(
           "change capture: a transaction changed more rows than the reader keeps the keys "
           "of; their units are read again whole",

@@ -460,6 +460,51 @@ TEST_F(ChangeCapture, ATransactionOverMoreDatasetsThanTheReaderKeepsRefreshesEve
   EXPECT_EQ(items_of(port, "x77").at("total"), 1);
 }
 
+TEST_F(ChangeCapture, ATruncateOfTheRecordsTableRemovesWhatHeldUnitsHeld) {
+  // TRUNCATE names no rows: every member reads every unit it holds again, so a subscriber sees
+  // the records removed, and rows inserted in the same transaction arrive.
+  auto node = start_node(dir.path(), pg.store_yaml());
+  ASSERT_TRUE(node);
+  auto port = node->http_port();
+  put_record(port, "t", "o1", "items", "a", R"({"n":1})");
+  put_record(port, "t", "o1", "items", "b", R"({"n":1})");
+  put_record(port, "t", "o2", "items", "a", R"({"n":1})");
+  ASSERT_FALSE(wait_reader(port).is_null());
+  windowed_stream s{port, "t", "object",
+                    R"({"objectId":"o1","dataset":"items","sort":["id"],"limit":10})"};
+  s.open();
+  ASSERT_EQ(s.window().size(), 2u);
+  ASSERT_EQ(items_of(port, "o2").at("total"), 1);
+  pg.sql("BEGIN; TRUNCATE weir_records; " + insert_sql("o1", "c", R"({"n": 3})") + "; COMMIT");
+  std::set<std::string> removed, added;
+  for (auto until = clock_type::now() + 15s;
+       (removed.size() < 2 || added.empty()) && clock_type::now() < until;) {
+    auto ev = next_event(s, 500ms);
+    if (!ev) {
+      continue;
+    }
+    for (auto& id : ids_in(*ev, "removed")) {
+      removed.insert(id);
+    }
+    for (auto& id : ids_in(*ev, "added")) {
+      added.insert(id);
+    }
+  }
+  EXPECT_EQ(removed, (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(added, (std::set<std::string>{"c"}));
+  ASSERT_EQ(s.window().size(), 1u);
+  EXPECT_TRUE(s.window().count("c"));
+  auto o1 = items_of(port, "o1");
+  ASSERT_EQ(o1.at("total"), 1) << json::serialize(o1);
+  EXPECT_EQ(o1.at("records").as_array()[0].at("id"), "c");
+  // A unit held without a subscriber is read again too.
+  EXPECT_EQ(items_of(port, "o2").at("total"), 0);
+  EXPECT_GE(capture_metric(port, "weir_change_capture_whole_nodes_total"), 1);
+  // Writes through Weir and capture go on afterwards.
+  put_record(port, "t", "o2", "items", "z", R"({"n":1})");
+  EXPECT_EQ(items_of(port, "o2").at("total"), 1);
+}
+
 TEST_F(ChangeCapture, ARowNoUnitCanHoldChangesNothingElse) {
   // A space Weir never serves (empty): the row names no unit anyone holds. It is neither taken
   // for a refresh of every held unit nor a reason to stop capture.

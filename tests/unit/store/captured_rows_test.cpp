@@ -97,6 +97,21 @@ TEST(CapturedRows, PastTheDatasetBoundOnlyTheFactIsKept) {
   EXPECT_EQ(next.rows.size(), 1u);
 }
 
+TEST(CapturedRows, AChangeNamingNoRowsRefreshesEverythingAndKeepsNothingElse) {
+  // A TRUNCATE of weir_records among row changes: the rows before and after it are dropped.
+  captured_rows c;
+  c.add(row("o1", "a"));
+  c.add_everything();
+  EXPECT_FALSE(c.empty());
+  EXPECT_EQ(c.keys(), 0u);
+  c.add(row("o2", "b"));
+  EXPECT_EQ(c.keys(), 0u);
+  auto txn = c.take();
+  EXPECT_TRUE(txn.everything);
+  EXPECT_TRUE(txn.rows.empty());
+  EXPECT_TRUE(txn.whole.empty());
+}
+
 TEST(CapturedRows, ClearForgetsATransaction) {
   captured_rows c{{.per_dataset = 1, .total = 10, .datasets = 1}};
   c.add(row("o1", "a"));
