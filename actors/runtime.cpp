@@ -56,6 +56,22 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       subscriptions(opts.hub.max_subscriptions, opts.hub.max_subscriptions_per_caller),
       loader(s, opts.records, skipped) {
   whole_refreshes = make_whole_refresh_lane(*this);
+  // A query whose dataset is bound per subscription could read any dataset: no index is kept
+  // for it (every dataset of every unit would pay for one).
+  for (const auto& def : catalog.all()) {
+    if (!def.object || !def.dataset || core::is_placeholder(*def.dataset)) {
+      continue;
+    }
+    std::string space = core::is_placeholder(def.space) ? std::string{} : def.space;
+    for (const auto& field : def.filter_index_fields) {
+      filter_index fi{space, *def.dataset, field};
+      if (std::none_of(filter_indexes.begin(), filter_indexes.end(), [&](const filter_index& f) {
+            return f.space == fi.space && f.dataset == fi.dataset && f.field == fi.field;
+          })) {
+        filter_indexes.push_back(std::move(fi));
+      }
+    }
+  }
   cfg.set("scheduler.max-threads", static_cast<std::size_t>(std::max(1, opts.actor_threads)));
   // Work sharing wakes an idle worker through a condition variable the moment an actor has
   // mail. CAF's default work stealing makes idle workers poll, sleeping up to 10 ms between

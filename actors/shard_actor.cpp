@@ -40,7 +40,7 @@ void on_idle_check(shard_ptr self) {
   auto keep = std::chrono::milliseconds{st.rt->opts.unit_idle_ms};
   for (auto& [name, ds] : st.data) {
     std::erase_if(ds.indexes, [&](const auto& kv) {
-      return kv.second.views.empty() && !awaited_index(ds, kv.first) &&
+      return kv.second.views.empty() && !awaited_index(ds, kv.first) && !ds.pins(kv.first) &&
              now - kv.second.unused_since >= keep;
     });
     std::erase_if(ds.counts, [&](const auto& kv) { return now - kv.second.used >= keep; });
@@ -340,6 +340,9 @@ shard_actor::behavior_type loading(shard_ptr self) {
     st.last_modified_ms = u.last_modified_ms;
     for (auto& [name, records] : u.datasets) {
       st.data[name].records = std::move(records);
+    }
+    for (auto& [name, ds] : st.data) {
+      keep_filter_indexes(self, name, ds);
     }
     touch(self);
     for (auto& a : st.adopted) {

@@ -130,6 +130,9 @@ void publish(shard_ptr self, pending_write& w) {
   for (const auto& ds : appeared) {
     st.rt->unit_has_dataset(st.unit.space, st.unit.object, ds);
   }
+  for (const auto& [name, steps_of] : by_dataset) {
+    keep_filter_indexes(self, name, st.data[name]);
+  }
   for (auto* v : touched) {
     auto d = v->window->end_write(by_dataset[v->q->dataset]);
     if (!d) {

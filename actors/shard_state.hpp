@@ -159,7 +159,18 @@ struct dataset_state {
   /// filter's first count, or a window's rows found by walking its index, at a million records held
   /// the unit's writes for ~0.3 s (docs/performance.md).
   std::map<std::string, index_build> scanning;
-  std::uint64_t scans_queued = 0;    // passes put in line so far (index_build::queued)
+  std::uint64_t scans_queued = 0;  // passes put in line so far (index_build::queued)
+  /// The indexes named queries' filters want on this dataset (runtime::impl::filter_indexes),
+  /// by sort text, once the dataset is large enough to have them (keep_filter_indexes): never
+  /// dropped to make room nor for being unused. `pins_known`: computed; `pins_kept`: each is
+  /// built or being built, so writes need not look again.
+  std::vector<std::pair<std::string, core::sort_spec>> pinned;
+  bool pins_known = false;
+  bool pins_kept = false;
+  bool pins(const std::string& sort_key) const {
+    return std::any_of(pinned.begin(), pinned.end(),
+                       [&](const auto& p) { return p.first == sort_key; });
+  }
   std::uint64_t builds_started = 0;  // index builds begun so far (index_build::id)
   /// The subscriptions of a finished build or pass while they are handled (on_index_built,
   /// on_scan_done): taken out of their job, they still keep their sorts' indexes from being
@@ -441,6 +452,14 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds, const co
 /// an index like a sort's: it counts against `max` and goes after unitIdleMs without serving a
 /// count, a window's rows or an unbounded query's (known_count, records_that_can_match).
 void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max);
+
+/// Keeps the indexes named queries' filters want on `dataset` (runtime::impl::filter_indexes)
+/// once it holds build_elsewhere_from records: each built on a loader thread if missing, and
+/// kept like an index a window reads, so that such a query's first page (its count, its rows)
+/// reads ranks instead of passing over every record. At most max_sort_indexes_per_dataset - 1
+/// of them, so a window's sort always has room. Called when the unit is loaded and after each
+/// write to the dataset (a check of two flags once they are kept).
+void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_state& ds);
 
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).
 /// `window`: a bounded query's window already filled (make_window), else made here.

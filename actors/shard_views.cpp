@@ -73,15 +73,17 @@ bool awaited_index(const dataset_state& ds, const std::string& sort_key) {
 
 namespace {
 
-/// An index index_room may drop: no window reads it, and no subscription waits to.
+/// An index index_room may drop: no window reads it, no subscription waits to, and no named
+/// query's filter wants it kept (keep_filter_indexes).
 bool droppable(const dataset_state& ds, const std::string& key, const index_entry& ie) {
-  return ie.views.empty() && !awaited_index(ds, key);
+  return ie.views.empty() && !awaited_index(ds, key) && !ds.pins(key);
 }
 
-/// A build index_room may drop: a filter's field index no window waits for (its index is
-/// discarded when it comes: on_index_built finds no build of its number).
-bool droppable(const index_build& b) {
-  return b.for_filter && b.waiting.empty();
+/// A build index_room may drop: a filter's field index no window waits for and no named query
+/// wants kept (its index is discarded when it comes: on_index_built finds no build of its
+/// number).
+bool droppable(const dataset_state& ds, const std::string& key, const index_build& b) {
+  return b.for_filter && b.waiting.empty() && !ds.pins(key);
 }
 
 /// The matches a pass (or a read of an index's runs) keeps for window `q`: its rows and its
@@ -111,7 +113,7 @@ bool index_room(dataset_state& ds, const core::sort_spec& order, std::size_t max
       continue;
     }
     auto build = std::find_if(ds.building.begin(), ds.building.end(),
-                              [](const auto& kv) { return droppable(kv.second); });
+                              [&](const auto& kv) { return droppable(ds, kv.first, kv.second); });
     if (build == ds.building.end()) {
       return false;
     }
@@ -238,7 +240,7 @@ bool room_possible(const dataset_state& ds, std::size_t max) {
          std::any_of(ds.indexes.begin(), ds.indexes.end(),
                      [&](const auto& kv) { return droppable(ds, kv.first, kv.second); }) ||
          std::any_of(ds.building.begin(), ds.building.end(),
-                     [](const auto& kv) { return droppable(kv.second); });
+                     [&](const auto& kv) { return droppable(ds, kv.first, kv.second); });
 }
 
 }  // namespace
@@ -267,6 +269,45 @@ void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max) {
   b.journal = std::move(pass.journal);
   b.purged = pass.purged;
   ds.building.emplace(sort_text(order), std::move(b));
+}
+
+void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_state& ds) {
+  if (ds.pins_kept || ds.records.size() < build_elsewhere_from) {
+    return;  // below it a filter's first page reads the records in place, in a few ms
+  }
+  auto& st = self->state;
+  const auto max = st.rt->opts.hub.max_sort_indexes_per_dataset;
+  if (!ds.pins_known) {
+    ds.pins_known = true;
+    for (const auto& fi : st.rt->filter_indexes) {
+      if (fi.dataset != dataset || (!fi.space.empty() && fi.space != st.unit.space) ||
+          ds.pinned.size() + 1 >= max) {
+        continue;
+      }
+      auto order = core::sort_spec::parse(std::vector<std::string>{fi.field});
+      if (order && !ds.pins(sort_text(*order))) {
+        ds.pinned.emplace_back(sort_text(*order), std::move(*order));
+      }
+    }
+  }
+  bool kept = true;
+  for (const auto& [key, order] : ds.pinned) {
+    if (ds.indexes.count(key)) {
+      continue;
+    }
+    if (auto b = ds.building.find(key); b != ds.building.end()) {
+      b->second.for_filter = false;  // a field's index after a pass, now wanted for good
+      continue;
+    }
+    // Room is made as for a window's sort; with every slot held by windows' indexes it is
+    // tried again at the next write.
+    if (!index_room(ds, order, max)) {
+      kept = false;
+      continue;
+    }
+    start_index_build(self, dataset, ds, order, key);
+  }
+  ds.pins_kept = kept;
 }
 
 std::pair<std::unordered_map<std::string, view_entry>::iterator, view_snapshot> open_view(

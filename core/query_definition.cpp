@@ -24,6 +24,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 
+#include "core/match_spans.hpp"
 #include "core/query_placeholders.hpp"
 #include "core/rendezvous.hpp"
 
@@ -388,6 +389,15 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
     return field_error(ref, "filter", e.message, std::move(extra));
   }
   def.filter_template = v;
+  // Fields whose bound the filter gives as an interval with any values of its arguments: the
+  // node keeps an index on each for large datasets, so the query's first page needs no pass.
+  def.filter_index_fields.clear();
+  for (const auto& field : parsed->fields()) {
+    auto order = sort_spec::parse(std::vector<std::string>{field});
+    if (order && span_plan::make(*parsed, *order)) {
+      def.filter_index_fields.push_back(field);
+    }
+  }
   return {};
 }
 
@@ -496,6 +506,10 @@ std::string_view to_string(argument_type t) {
 
 bool query_definition::yields_collection() const {
   return !(object.has_value() && !dataset);
+}
+
+bool is_placeholder(std::string_view s) {
+  return placeholder_of(s).has_value();
 }
 
 result<query_definition> parse_query_definition(const boost::json::value& v, std::size_t index) {

@@ -49,10 +49,19 @@ struct query_definition {
   access_rule authorize;
   /// The claims its selectors and filter name ("{claims.<name>}"), in first-use order.
   std::vector<std::string> claims;
+  /// The top-level fields its filter puts an interval on whatever its arguments' values
+  /// ({"state": "{state}"}, {"n": {"$gte": "{min}"}}): an index on one of them answers the
+  /// filter's count and finds its matches without reading every record, so the node keeps one
+  /// on each for the datasets the query reads once they are large (actors, shard_views.cpp).
+  std::vector<std::string> filter_index_fields;
 
   /// False only for the single-document case (object set, dataset absent).
   bool yields_collection() const;
 };
+
+/// Whether `s` (a definition's space, object or dataset) is bound per subscription ("{arg}",
+/// "{claims.<name>}") rather than a fixed id.
+bool is_placeholder(std::string_view s);
 
 /// Parses one query from JSON (configuration YAML is converted to JSON first). `index` is the
 /// query's position in the list, used to name it when it has no usable name. Errors have code

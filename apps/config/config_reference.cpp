@@ -389,7 +389,9 @@ const reference_row rows[] = {
      R"md(filter, so that later filters on that field read ranks instead of every record; )md"
      R"md([performance.md](performance.md#windows)) count too: they are taken only into free )md"
      R"md(room or in place of an index no window reads, and one still being built gives way to )md"
-     R"md(a window's sort unless windows wait for it. Over it: windowed **503 )md"
+     R"md(a window's sort unless windows wait for it. The indexes [named queries' )md"
+     R"md(filters](#named-queries) want on a dataset of 16,384 records or more count too, at )md"
+     R"md(most this less one of them, and are never dropped. Over it: windowed **503 )md"
      R"md(`query.too_many_sorts`**, hub **Error frame `Observable query failed`**, snapshot GET )md"
      R"md(**503** with the reason.)md"},
   {"query", "observableShutdownTimeoutMs", "",

@@ -38,7 +38,7 @@ temp_dir::~temp_dir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-std::string default_queries_yaml() {
+std::string items_all_queries_yaml() {
   return R"(queries:
   - name: T.Items.All
     route: /api/t/items
@@ -47,7 +47,11 @@ std::string default_queries_yaml() {
     dataset: items
     sort: ["n"]
     arguments: { obj: string }
-  - name: T.Items.ByColor
+)";
+}
+
+std::string default_queries_yaml() {
+  return items_all_queries_yaml() + R"(  - name: T.Items.ByColor
     route: /api/t/items/by-color
     space: t
     object: "{obj}"

@@ -38,6 +38,9 @@ class temp_dir {
 ///   T.Objects.One     (object {obj}, no dataset → single document)
 ///   T.Objects.All     (no object → the space's objects collection, sort ["name"])
 std::string default_queries_yaml();
+/// Only T.Items.All: no named query filters `items`, so the node keeps no index for one
+/// (docs/configuration.md, Indexes a filter gets).
+std::string items_all_queries_yaml();
 
 /// Starts a node on free loopback ports. `extra_yaml` is appended to the config (e.g. a
 /// `query:` section with limits); `queries_yaml` replaces the default queries when given.

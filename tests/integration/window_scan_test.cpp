@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "actors/runtime.hpp"
+#include "dataset_pass_support.hpp"
 #include "test_support.hpp"
 #include "windowed_test_support.hpp"
 
@@ -26,17 +27,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int seeded = 40000;
-constexpr int late_from = 39990;  // the last ten records by `n` are tagged "late"
-
-/// weir_dataset_passes_total{kind=...} on /metrics.
-double passes(std::uint16_t port, const std::string& kind) {
-  auto r = http(port, "GET", "/metrics", "");
-  std::string key = "\nweir_dataset_passes_total{kind=\"" + kind + "\"} ";
-  auto at = r.body.find(key);
-  EXPECT_NE(at, std::string::npos) << r.body;
-  return at == std::string::npos ? -1 : std::stod(r.body.substr(at + key.size()));
-}
+constexpr int seeded = seeded_records;
 
 std::vector<std::string> ids_of(const std::map<std::string, json::value>& window) {
   std::vector<std::string> out;
@@ -59,26 +50,20 @@ void await_ids(windowed_stream& s, const std::vector<std::string>& want) {
 class WindowScan : public ::testing::Test {
  protected:
   void SetUp() override {
-    node = start_node(dir.path());
+    // No named query filters `items` here: one would have the node keep an index on its
+    // field (named_filter_index_test.cpp), and these tests count the indexes built.
+    node = start_node(dir.path(), "", items_all_queries_yaml());
     ASSERT_TRUE(node);
     port = node->http_port();
-    constexpr int per_batch = 10000;
-    for (int from = 0; from < seeded; from += per_batch) {
-      json::array upsert;
-      for (int i = from; i < from + per_batch; ++i) {
-        upsert.push_back(json::object{
-            {"id", "r" + std::to_string(i)}, {"n", i}, {"tag", i >= late_from ? "late" : "early"}});
-      }
-      auto r = http(port, "POST", "/v1/spaces/t/objects/c/datasets/items/records",
-                    json::serialize(json::object{{"upsert", std::move(upsert)}}),
-                    {{"Content-Type", "application/json"}});
-      ASSERT_EQ(r.status, 200u) << r.body;
+    seed_tagged_records(port);
+    if (HasFatalFailure()) {
+      return;
     }
     // The sort's index, built once (a pass of its own kind).
     auto first = windowed_query(port, "t", "object",
                                 R"({"objectId":"c","dataset":"items","sort":["n"],"limit":1})");
     ASSERT_EQ(first.status, 200u) << first.body;
-    EXPECT_EQ(passes(port, "index"), 1);
+    EXPECT_EQ(dataset_passes(port, "index"), 1);
   }
 
   /// Once `go`, turns early records late (r5, r6, …; `flipped` counts them) until three more
@@ -160,16 +145,7 @@ class WindowScan : public ::testing::Test {
     }
   }
 
-  /// Until no index build runs on the loader threads (its index is then in the unit's mailbox,
-  /// ahead of any later request).
-  void wait_for_index_builds() {
-    for (auto deadline = std::chrono::steady_clock::now() + 30s;
-         node->runtime().stats().index_builds_running > 0 &&
-         std::chrono::steady_clock::now() < deadline;) {
-      std::this_thread::sleep_for(5ms);
-    }
-    ASSERT_EQ(node->runtime().stats().index_builds_running, 0u);
-  }
+  void wait_for_index_builds() { weir::test::wait_for_index_builds(*node); }
 
   temp_dir dir;
   std::unique_ptr<app::node> node;
@@ -178,12 +154,12 @@ class WindowScan : public ::testing::Test {
 
 // Filters that bound no field ($ne, $exists): no index can say where their matches are.
 TEST_F(WindowScan, MatchesFarDownTheSortAreFoundByAPassThatTakesTheWritesMadeMeanwhile) {
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   // Early records turn late (r5, r6, …) from before the subscribe until after its window
   // opened, so some are published while the pass runs: each sorts before every match the pass
   // can have found, so a pass that missed one would open on the wrong rows.
   const int flipped = open_first_three_while_flipping(R"({"tag":{"$ne":"early"}})");
-  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
   // The pass's count was kept, with every flip in it: a page with its total whose rows (and
   // look-ahead) lie among the flipped records opens without another pass.
   auto page = windowed_query(port, "t", "object",
@@ -193,19 +169,19 @@ TEST_F(WindowScan, MatchesFarDownTheSortAreFoundByAPassThatTakesTheWritesMadeMea
   auto body = page.json().as_object();
   EXPECT_EQ(body["total"].to_number<int>(), seeded - late_from + flipped) << flipped << " flips";
   EXPECT_EQ(ids_of(by_record_id(body["records"])), std::vector<std::string>{"r6"});
-  EXPECT_EQ(passes(port, "filter"), before + 1);
-  EXPECT_EQ(passes(port, "index"), 1);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "index"), 1);
 }
 
 TEST_F(WindowScan, AFilterMatchingNothingOpensEmptyAndTakesItsFirstMatch) {
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   windowed_stream s{port, "t", "object",
                     R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
                     R"("filter":{"tag":{"$exists":false}}})"};
   ASSERT_EQ(s.status(), 200u) << s.client().response().body;
   s.open(30s);
   EXPECT_TRUE(s.window().empty());
-  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
   put_record(port, "t", "c", "items", "r20000", R"({"n":20000})");
   for (auto deadline = std::chrono::steady_clock::now() + 10s;
        s.window().empty() && std::chrono::steady_clock::now() < deadline;) {
@@ -217,7 +193,7 @@ TEST_F(WindowScan, AFilterMatchingNothingOpensEmptyAndTakesItsFirstMatch) {
 }
 
 TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesMadeMeanwhile) {
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   std::atomic<bool> go{false}, opened{false};
   int flipped = 0;
   std::thread writer([&] {
@@ -245,11 +221,11 @@ TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesM
   std::sort(want.begin(), want.end());
   await_ids(s, want);
   EXPECT_EQ(ids_of(s.window()), want);
-  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
   // The filter bounds `tag`: the index on it was built after the pass, and another unbounded
   // query bounding `tag` reads its few records from it, without a pass: the strings in its
   // interval, and the records holding an array there (one element matches).
-  EXPECT_EQ(passes(port, "index"), 2);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);
   wait_for_index_builds();
   // (New ids: the flips may have reached any early one.)
   put_record(port, "t", "c", "items", "z1", R"({"n":40001,"tag":["x","late"]})");
@@ -261,7 +237,7 @@ TEST_F(WindowScan, AnUnboundedQuerysFirstResultComesFromAPassThatTakesTheWritesM
   ASSERT_EQ(again.status(), 200u) << again.client().response().body;
   again.open(30s);
   EXPECT_EQ(ids_of(again.window()), want);
-  EXPECT_EQ(passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
   // And it goes on like any unbounded query: a write that matches reaches it.
   put_record(port, "t", "c", "items", "z2", R"({"n":40002,"tag":"late"})");
   want.push_back("z2");
@@ -274,12 +250,12 @@ TEST_F(WindowScan, ManyFiltersOpenedTogetherWaitInLineForTheirPassesAndAllOpen) 
   // Eight windows with eight different filters, all far down the sort, asked for at once from
   // as many connections: a dataset runs one pass at a time and the rest wait in line (each pass
   // holds a copy of the dataset's record references); every window opens, exact.
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   open_eight_far_filters_at_once(R"({"$ne":"early"})");
-  EXPECT_EQ(passes(port, "filter"), before + 8);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 8);
   EXPECT_EQ(node->runtime().stats().filter_passes_peak, 1u);  // never two of one dataset at once
   EXPECT_EQ(node->runtime().stats().filter_passes_running, 0u);
-  EXPECT_EQ(passes(port, "index"), 1);  // no field is bounded: no field index
+  EXPECT_EQ(dataset_passes(port, "index"), 1);  // no field is bounded: no field index
 }
 
 TEST_F(WindowScan, ManyFiltersOnOneFieldOpenedTogetherBuildItsIndexOnce) {
@@ -287,18 +263,18 @@ TEST_F(WindowScan, ManyFiltersOnOneFieldOpenedTogetherBuildItsIndexOnce) {
   // `tag` after it, and the passes in line behind it build none of their own (each would be
   // an O(N log N) build thrown away).
   open_eight_far_filters_at_once(R"("late")");
-  EXPECT_EQ(passes(port, "index"), 2);  // `n`, and `tag` once
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // `n`, and `tag` once
   EXPECT_EQ(node->runtime().stats().filter_passes_peak, 1u);
 }
 
 TEST_F(WindowScan, AFilterOnAFieldNoIndexLeadsWithGetsAnIndexOnItSoLaterFiltersOnItOpenFromIt) {
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   // The first filter on `tag` opens from a pass, and the index on `tag` is built after it.
   // Early records turn late meanwhile: the pass's and then the build's journal must bring each
   // in, or the windows below would open on the wrong rows.
   const int flipped = open_first_three_while_flipping(R"({"tag":"late"})");
-  EXPECT_EQ(passes(port, "filter"), before + 1);
-  EXPECT_EQ(passes(port, "index"), 2);  // `n`, then `tag` (started as the pass ended)
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // `n`, then `tag` (started as the pass ended)
   // A window does not wait for that build (it would take a pass meanwhile); these do.
   wait_for_index_builds();
   const int late = seeded - late_from + flipped;
@@ -328,15 +304,15 @@ TEST_F(WindowScan, AFilterOnAFieldNoIndexLeadsWithGetsAnIndexOnItSoLaterFiltersO
   EXPECT_EQ(page(R"({"tag":"none"})", 0, 2), (std::pair{0, std::vector<std::string>{}}));
   EXPECT_EQ(page(R"({"tag":{"$regex":"^ear"}})", 0, 1),
             (std::pair{late_from - flipped, std::vector<std::string>{"r0"}}));
-  EXPECT_EQ(passes(port, "filter"), before + 1);
-  EXPECT_EQ(passes(port, "index"), 2);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);
   // Matches too many to read here, far down the sort: the count from the ranks, the rows from a
   // pass (r5… turned late, so the 30,001st early record is r(30000 + flipped)).
   EXPECT_EQ(page(R"({"tag":"early"})", 30000, 1),
             (std::pair{late_from - flipped,
                        std::vector<std::string>{"r" + std::to_string(30000 + flipped)}}));
-  EXPECT_EQ(passes(port, "filter"), before + 2);
-  EXPECT_EQ(passes(port, "index"), 2);
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 2);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);
 }
 
 TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForLong) {
@@ -346,14 +322,14 @@ TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForL
     put_record(port, "t", "c", "items", "r" + std::to_string(i),
                R"({"n":)" + std::to_string(i) + R"(,"tag":"head"})");
   }
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   windowed_stream s{port, "t", "object",
                     R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
                     R"("filter":{"tag":"head"}})"};
   ASSERT_EQ(s.status(), 200u) << s.client().response().body;
   s.open(30s);
   EXPECT_EQ(ids_of(s.window()), (std::vector<std::string>{"r0", "r1", "r2"}));
-  EXPECT_EQ(passes(port, "filter"), before);
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
   // Three leave: the window reads on and finds the only one left.
   for (int i = 0; i < 3; ++i) {
     auto d =
@@ -366,14 +342,14 @@ TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForL
 }
 
 TEST_F(WindowScan, MatchesNearTheStartOfTheSortOpenInPlace) {
-  const double before = passes(port, "filter");
+  const double before = dataset_passes(port, "filter");
   auto r = windowed_query(port, "t", "object",
                           R"({"objectId":"c","dataset":"items","sort":["n"],"limit":3,)"
                           R"("filter":{"tag":"early"}})");
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(ids_of(by_record_id(r.json().as_object()["records"])),
             (std::vector<std::string>{"r0", "r1", "r2"}));
-  EXPECT_EQ(passes(port, "filter"), before);
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
 }
 
 }  // namespace

@@ -69,6 +69,23 @@ TEST(QueryDefinitionTest, ParsesEveryField) {
   EXPECT_TRUE(d.yields_collection());
 }
 
+TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexFields) {
+  auto d = parse_ok(R"({"name": "A.B", "route": "/a", "space": "s", "object": "o",
+    "dataset": "d", "arguments": {"st": "string", "min": "integer", "re": "string"},
+    "filter": {"state": "{st}", "n": {"$gte": "{min}", "$lt": 10}, "text": {"$regex": "{re}"},
+               "tags": {"$elemMatch": {"$eq": "x"}}, "$or": [{"a": 1}, {"b": 2}],
+               "fixed": "literal", "owner": {"$ne": "{st}"}}})");
+  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch, $or and $ne put no
+  // interval on their fields.
+  EXPECT_EQ(d.filter_index_fields, (std::vector<std::string>{"state", "n", "fixed"}));
+  EXPECT_TRUE(
+      parse_ok(R"({"name": "Q", "route": "/q", "space": "s"})").filter_index_fields.empty());
+  EXPECT_TRUE(is_placeholder("{st}"));
+  EXPECT_TRUE(is_placeholder("{claims.sub}"));
+  EXPECT_FALSE(is_placeholder("items"));
+  EXPECT_FALSE(is_placeholder("{not an argument}"));
+}
+
 TEST(QueryDefinitionTest, ArgumentsKeepDeclarationOrderAndTypes) {
   auto d = parse_ok(R"({"name": "A.B", "route": "/a", "space": "s",
     "arguments": {"z": "boolean", "a": "number", "m": "integer", "b": "string"}})");

@@ -1,0 +1,136 @@
+// A named query's filter is known when the node starts ({"tag": "{tag}"}): once a dataset it
+// reads holds 16,384 records, the unit keeps an index on each field the filter bounds
+// (actors/shard_views.cpp, keep_filter_indexes), built on a loader thread as the dataset grows
+// past that size or when a unit that large is loaded. The query's first page then takes its
+// count and its rows from that index: no pass over every record (weir_dataset_passes_total
+// {kind="filter"} stays where it was), which at a million records is ~0.3 s. The index is
+// kept whatever windows come and go (not dropped to make room for their sorts, nor for being
+// unused) and counts against query.maxSortIndexesPerDataset, leaving windows at least one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "dataset_pass_support.hpp"
+#include "test_support.hpp"
+#include "windowed_test_support.hpp"
+
+namespace weir::test {
+namespace {
+
+namespace json = boost::json;
+
+const char* const queries = R"(queries:
+  - name: T.Items.ByTag
+    route: /api/t/items/by-tag
+    space: t
+    object: "{obj}"
+    dataset: items
+    filter: { tag: "{tag}" }
+    sort: ["n"]
+    arguments: { obj: string, tag: string }
+)";
+
+class NamedFilterIndex : public ::testing::Test {
+ protected:
+  void start(const std::string& extra = "") {
+    node = start_node(dir.path(), extra, std::string{queries});
+    ASSERT_TRUE(node);
+    port = node->http_port();
+  }
+
+  void seed() { seed_tagged_records(port); }
+
+  void wait_for_index_builds() { weir::test::wait_for_index_builds(*node); }
+
+  /// Page `page` of two of T.Items.ByTag for `tag` (an HTTP snapshot): totalItems and the ids.
+  std::pair<std::uint64_t, std::vector<std::string>> page_of(const std::string& tag, int page) {
+    auto r =
+        http(port, "GET",
+             "/api/t/items/by-tag?obj=c&tag=" + tag + "&pageSize=2&page=" + std::to_string(page));
+    EXPECT_EQ(r.status, 200u) << r.body;
+    auto body = r.json().as_object();
+    std::vector<std::string> ids;
+    for (const auto& row : body["data"].as_array()) {
+      ids.emplace_back(row.at("id").as_string());
+    }
+    return {body["paging"].as_object()["totalItems"].to_number<std::uint64_t>(), ids};
+  }
+
+  temp_dir dir;
+  std::unique_ptr<app::node> node;
+  std::uint16_t port = 0;
+};
+
+using ids = std::vector<std::string>;
+
+TEST_F(NamedFilterIndex, AGrowingDatasetGetsTheIndexAndTheFirstPageNeedsNoPass) {
+  start();
+  seed();
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 1);  // `tag`, as the dataset passed 16,384 records
+  const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_of("late", 0), (std::pair{std::uint64_t{10}, ids{"r39990", "r39991"}}));
+  EXPECT_EQ(page_of("late", 4), (std::pair{std::uint64_t{10}, ids{"r39998", "r39999"}}));
+  EXPECT_EQ(page_of("none", 0), (std::pair{std::uint64_t{0}, ids{}}));
+  // Dense matches: the count from the ranks, the rows from the sort's index near its start.
+  EXPECT_EQ(page_of("early", 1), (std::pair{std::uint64_t{late_from}, ids{"r2", "r3"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+  // Writes keep it exact.
+  put_record(port, "t", "c", "items", "r5", R"({"n":5,"tag":"late"})");
+  EXPECT_EQ(page_of("late", 0), (std::pair{std::uint64_t{11}, ids{"r5", "r39990"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // and `n`, the query's sort, for its first page
+}
+
+TEST_F(NamedFilterIndex, ALoadedUnitGetsTheIndexAndWindowsOfOtherSortsCannotDropIt) {
+  // Two sorts per dataset: the index on `tag` takes one, windows share the other.
+  const std::string limits = "query:\n  maxSortIndexesPerDataset: 2\n";
+  start(limits);
+  seed();
+  wait_for_index_builds();
+  node.reset();
+  start(limits);  // the unit is read back from the store on its first use
+  auto w = windowed_query(port, "t", "object",
+                          R"({"objectId":"c","dataset":"items","sort":["-n"],"limit":1})");
+  ASSERT_EQ(w.status, 200u) << w.body;
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // `tag` as the unit loaded, `-n` for the window
+  // Each window of a new sort drops the one before (no window reads it), never `tag`'s. A
+  // snapshot's window closes a moment after its answer: until then its sort is in use.
+  for (const char* sort : {R"(["id"])", R"(["-id"])"}) {
+    const auto body =
+        std::string{R"({"objectId":"c","dataset":"items","limit":1,"sort":)"} + sort + "}";
+    w = windowed_query(port, "t", "object", body);
+    for (auto until = std::chrono::steady_clock::now() + 5s;
+         w.status == 503 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(20ms);
+      w = windowed_query(port, "t", "object", body);
+    }
+    ASSERT_EQ(w.status, 200u) << w.body;
+  }
+  wait_for_index_builds();
+  // A third sort while a window holds the only free one: refused, `tag`'s index stays.
+  const char* on_n = R"({"objectId":"c","dataset":"items","sort":["n"],"limit":1})";
+  auto open = std::make_unique<windowed_stream>(port, "t", "object", on_n);
+  for (auto until = std::chrono::steady_clock::now() + 5s;
+       open->status() == 503 && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(20ms);
+    open = std::make_unique<windowed_stream>(port, "t", "object", on_n);
+  }
+  ASSERT_EQ(open->status(), 200u);
+  open->open(10s);
+  auto refused = windowed_query(port, "t", "object",
+                                R"({"objectId":"c","dataset":"items","sort":["ts"],"limit":1})");
+  EXPECT_EQ(refused.status, 503u) << refused.body;
+  const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_of("late", 1), (std::pair{std::uint64_t{10}, ids{"r39992", "r39993"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+}
+
+}  // namespace
+}  // namespace weir::test
