@@ -63,10 +63,12 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
       continue;
     }
     std::string space = core::is_placeholder(def.space) ? std::string{} : def.space;
+    std::string object = core::is_placeholder(*def.object) ? std::string{} : *def.object;
     for (const auto& field : def.filter_index_fields) {
-      filter_index fi{space, *def.dataset, field};
+      filter_index fi{space, object, *def.dataset, field};
       if (std::none_of(filter_indexes.begin(), filter_indexes.end(), [&](const filter_index& f) {
-            return f.space == fi.space && f.dataset == fi.dataset && f.field == fi.field;
+            return f.space == fi.space && f.object == fi.object && f.dataset == fi.dataset &&
+                   f.field == fi.field;
           })) {
         filter_indexes.push_back(std::move(fi));
       }

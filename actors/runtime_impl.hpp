@@ -176,10 +176,11 @@ struct runtime::impl {
   runtime_options opts;
   cluster_link* link = nullptr;  ///< null: a single node
   /// An index a named query's filter wants (core::query_definition::filter_index_fields): the
-  /// shards of `space` ("" for any, when the query binds its space) keep one on `field` of
-  /// `dataset` once the dataset is large (shard_views.cpp, keep_filter_indexes).
+  /// shards of `space` and `object` ("" for any, when the query binds it) keep one on `field`
+  /// of `dataset` once the dataset is large (shard_views.cpp, keep_filter_indexes).
   struct filter_index {
     std::string space;
+    std::string object;
     std::string dataset;
     std::string field;
   };

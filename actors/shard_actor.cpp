@@ -44,6 +44,7 @@ void on_idle_check(shard_ptr self) {
              now - kv.second.unused_since >= keep;
     });
     std::erase_if(ds.counts, [&](const auto& kv) { return now - kv.second.used >= keep; });
+    keep_filter_indexes(self, name, ds);  // one that found no room, on a unit no longer written
   }
   st.idle.check(self, *st.rt, st.unit, [&st] {
     return st.views.empty() && st.pending.empty() && st.refreshing == 0 &&
@@ -341,14 +342,15 @@ shard_actor::behavior_type loading(shard_ptr self) {
     for (auto& [name, records] : u.datasets) {
       st.data[name].records = std::move(records);
     }
-    for (auto& [name, ds] : st.data) {
-      keep_filter_indexes(self, name, ds);
-    }
     touch(self);
     for (auto& a : st.adopted) {
       adopt(self, a);
     }
     st.adopted.clear();
+    // After the adopted windows, whose sorts may already be the indexes the filters want.
+    for (auto& [name, ds] : st.data) {
+      keep_filter_indexes(self, name, ds);
+    }
     self->become(serving(self));
   });
 }

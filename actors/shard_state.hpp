@@ -457,8 +457,8 @@ void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max);
 /// once it holds build_elsewhere_from records: each built on a loader thread if missing, and
 /// kept like an index a window reads, so that such a query's first page (its count, its rows)
 /// reads ranks instead of passing over every record. At most max_sort_indexes_per_dataset - 1
-/// of them, so a window's sort always has room. Called when the unit is loaded and after each
-/// write to the dataset (a check of two flags once they are kept).
+/// of them, so a window's sort always has room. Called when the unit is loaded, after each
+/// write to the dataset and at each idle check (a check of two flags once they are kept).
 void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_state& ds);
 
 /// Registers the view of `query` and computes its snapshot (the caller gives it an actor).

@@ -272,16 +272,18 @@ void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max) {
 }
 
 void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_state& ds) {
-  if (ds.pins_kept || ds.records.size() < build_elsewhere_from) {
-    return;  // below it a filter's first page reads the records in place, in a few ms
-  }
   auto& st = self->state;
+  if (ds.pins_kept || ds.records.size() < build_elsewhere_from || st.successor) {
+    // Below that size a filter's first page reads the records in place, in a few ms; a unit
+    // being handed over builds nothing its successor would use.
+    return;
+  }
   const auto max = st.rt->opts.hub.max_sort_indexes_per_dataset;
   if (!ds.pins_known) {
     ds.pins_known = true;
     for (const auto& fi : st.rt->filter_indexes) {
       if (fi.dataset != dataset || (!fi.space.empty() && fi.space != st.unit.space) ||
-          ds.pinned.size() + 1 >= max) {
+          (!fi.object.empty() && fi.object != st.unit.object) || ds.pinned.size() + 1 >= max) {
         continue;
       }
       auto order = core::sort_spec::parse(std::vector<std::string>{fi.field});
@@ -300,7 +302,7 @@ void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_sta
       continue;
     }
     // Room is made as for a window's sort; with every slot held by windows' indexes it is
-    // tried again at the next write.
+    // tried again at the next write or idle check.
     if (!index_room(ds, order, max)) {
       kept = false;
       continue;

@@ -342,17 +342,11 @@ sort_spec::key_prefix sort_spec::key_prefix_of(const boost::json::object& doc,
   return {descending ? ~p : p, exact_value(v)};
 }
 
-std::optional<sort_spec::key_prefix> sort_spec::key_prefix_of_text(std::string_view json,
-                                                                   std::size_t k) const {
+std::optional<std::string_view> sort_spec::key_text(std::string_view json, std::size_t k) const {
   static const std::vector<std::string> id_path{"id"};
-  bool descending = k < keys_.size() && keys_[k].descending;
   const auto& segs = k < paths_.size() ? paths_[k].segments() : id_path;
-  auto finish = [&](const boost::json::value* v) {
-    auto p = value_prefix(v);
-    return key_prefix{descending ? ~p : p, exact_value(v)};
-  };
   if (segs.empty()) {
-    return finish(nullptr);  // a malformed path sorts every record as missing
+    return std::string_view{};  // a malformed path sorts every record as missing
   }
   if (k < paths_.size()) {
     for (auto idx : paths_[k].indexes()) {
@@ -361,7 +355,30 @@ std::optional<sort_spec::key_prefix> sort_spec::key_prefix_of_text(std::string_v
       }
     }
   }
-  auto raw = scan_path(json, segs);
+  return scan_path(json, segs);
+}
+
+std::optional<std::string_view> sort_spec::plain_string_of_text(std::string_view json,
+                                                                std::size_t k) const {
+  auto raw = key_text(json, k);
+  if (!raw || raw->empty() || raw->front() != '"') {
+    return std::nullopt;
+  }
+  auto body = raw->substr(1, raw->size() - 2);
+  if (body.find('\\') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return body;
+}
+
+std::optional<sort_spec::key_prefix> sort_spec::key_prefix_of_text(std::string_view json,
+                                                                   std::size_t k) const {
+  bool descending = k < keys_.size() && keys_[k].descending;
+  auto finish = [&](const boost::json::value* v) {
+    auto p = value_prefix(v);
+    return key_prefix{descending ? ~p : p, exact_value(v)};
+  };
+  auto raw = key_text(json, k);
   if (!raw) {
     return std::nullopt;
   }

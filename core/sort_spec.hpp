@@ -79,6 +79,12 @@ class sort_spec {
   };
   key_prefix key_prefix_of(const boost::json::object& doc, std::size_t k) const;
   std::optional<key_prefix> key_prefix_of_text(std::string_view json, std::size_t k) const;
+  /// Key k's value (`k` == keys().size(): the id) read straight from a record's JSON text when
+  /// it is a string without escapes: its bytes, which order as the string does (compare_json
+  /// compares strings byte-wise). nullopt for any other value, a missing one, or text that
+  /// needs a full parse. Index builds order runs of long strings that tie on their prefix by
+  /// these, in place.
+  std::optional<std::string_view> plain_string_of_text(std::string_view json, std::size_t k) const;
 
   /// The prefix a record whose first key has value `v` gets (prefix_of), for searches of an
   /// index by the first key's value alone (order_index::key_bound).
@@ -114,6 +120,10 @@ class sort_spec {
   bool empty() const { return keys_.empty(); }
 
  private:
+  /// The raw text of key k's value in a record's JSON text: empty when it is missing (or the
+  /// path is malformed), nullopt when the text needs a full parse for it.
+  std::optional<std::string_view> key_text(std::string_view json, std::size_t k) const;
+
   std::vector<sort_key> keys_;
   std::vector<json_path> paths_;
 };

@@ -15,7 +15,7 @@ namespace weir::test {
 
 namespace json = boost::json;
 
-void seed_tagged_records(std::uint16_t port) {
+void seed_tagged_records(std::uint16_t port, const std::string& object) {
   constexpr int per_batch = 10000;
   for (int from = 0; from < seeded_records; from += per_batch) {
     json::array upsert;
@@ -23,7 +23,7 @@ void seed_tagged_records(std::uint16_t port) {
       upsert.push_back(json::object{
           {"id", "r" + std::to_string(i)}, {"n", i}, {"tag", i >= late_from ? "late" : "early"}});
     }
-    auto r = http(port, "POST", "/v1/spaces/t/objects/c/datasets/items/records",
+    auto r = http(port, "POST", "/v1/spaces/t/objects/" + object + "/datasets/items/records",
                   json::serialize(json::object{{"upsert", std::move(upsert)}}),
                   {{"Content-Type", "application/json"}});
     ASSERT_EQ(r.status, 200u) << r.body;

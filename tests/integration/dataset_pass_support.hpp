@@ -10,11 +10,11 @@
 
 namespace weir::test {
 
-/// Records r0…r39999 of t/c/items, {"n": i, "tag": "early"}, the last ten (n ≥ 39990) "late",
-/// written through the batch API 10,000 at a time.
+/// Records r0…r39999 of t/<object>/items, {"n": i, "tag": "early"}, the last ten (n ≥ 39990)
+/// "late", written through the batch API 10,000 at a time.
 inline constexpr int seeded_records = 40000;
 inline constexpr int late_from = 39990;
-void seed_tagged_records(std::uint16_t port);
+void seed_tagged_records(std::uint16_t port, const std::string& object = "c");
 
 /// weir_dataset_passes_total{kind=...} on /metrics ("index" or "filter").
 double dataset_passes(std::uint16_t port, const std::string& kind);

@@ -132,5 +132,24 @@ TEST_F(NamedFilterIndex, ALoadedUnitGetsTheIndexAndWindowsOfOtherSortsCannotDrop
   EXPECT_EQ(dataset_passes(port, "filter"), before);
 }
 
+TEST_F(NamedFilterIndex, AQueryOfOneObjectIndexesThatObjectsDatasetOnly) {
+  node = start_node(dir.path(), "", std::string{R"(queries:
+  - name: T.Items.OfC
+    route: /api/t/items/of-c
+    space: t
+    object: c
+    dataset: items
+    filter: { tag: "{tag}" }
+    sort: ["n"]
+    arguments: { tag: string }
+)"});
+  ASSERT_TRUE(node);
+  port = node->http_port();
+  seed_tagged_records(port, "d");
+  seed_tagged_records(port, "c");
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 1);  // c's, not d's
+}
+
 }  // namespace
 }  // namespace weir::test

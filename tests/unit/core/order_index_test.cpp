@@ -185,13 +185,18 @@ TEST(OrderIndex, PrefixNeverContradictsTheFullOrder) {
 namespace weir::core {
 namespace {
 
-// Bulk builds order runs of equal prefixes by the next keys when the prefixes are exact, and by
-// whole positions when they are not: long strings sharing their first bytes, fractions, big
-// integers, objects, NULs, escapes, missing values — against one-by-one inserts.
+// Bulk builds order runs of equal prefixes by the next keys when the prefixes are exact, by the
+// strings read in place when they are long strings without escapes, and by whole positions
+// otherwise: long strings sharing their first bytes (equal ones among them, and one whose
+// escape makes it equal to another), fractions, big integers, objects, NULs, escapes, missing
+// values — against one-by-one inserts.
 TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
   std::vector<std::string> values{"\"a\"",
                                   "\"abcdefgh1\"",
                                   "\"abcdefgh2\"",
+                                  "\"abcdefgh2 and more\"",
+                                  "\"abcdefg\"",
+                                  "\"abcdefgh\\u0031\"",
                                   "\"abcdef\"",
                                   "\"abc\\u0000\"",
                                   "\"ab\\\"c\"",
@@ -207,14 +212,25 @@ TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
                                   "[1,2]",
                                   "true",
                                   "false"};
+  // And a field of one long value (every record ties on it, read in place) or two that share
+  // their first bytes.
+  const std::vector<std::string> few{"\"one long value shared\"", "\"one long value shared too\""};
   std::mt19937 rng{3};
-  for (auto keys : std::vector<std::vector<std::string>>{{"v"}, {"v", "-w"}, {"-v", "w"}}) {
+  for (auto [keys, v_values] :
+       std::vector<std::pair<std::vector<std::string>, std::size_t>>{{{"v"}, values.size()},
+                                                                     {{"v", "-w"}, values.size()},
+                                                                     {{"-v", "w"}, values.size()},
+                                                                     {{"-v", "-w"}, values.size()},
+                                                                     {{"v", "w"}, 1},
+                                                                     {{"-v"}, 1},
+                                                                     {{"-v", "w"}, 2}}) {
+    const auto& v_from = v_values <= few.size() ? few : values;
     auto spec = sort_spec::parse(keys).value();
     std::vector<record_ptr> recs;
     order_index<record_ptr> one{spec};
     for (int i = 0; i < 400; ++i) {
       auto text = R"({"id":"r)" + std::to_string(rng() % 100000) + R"(",)" +
-                  (rng() % 7 ? R"("v":)" + values[rng() % values.size()] + "," : "") + R"("w":)" +
+                  (rng() % 7 ? R"("v":)" + v_from[rng() % v_values] + "," : "") + R"("w":)" +
                   values[rng() % values.size()] + "}";
       auto r = parse_record(text);
       ASSERT_TRUE(r) << text;
