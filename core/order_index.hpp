@@ -412,7 +412,24 @@ class order_index {
     if (pos.prefix != e.prefix) {
       return pos.prefix < e.prefix ? -1 : 1;
     }
-    return spec_.compare(pos, index_doc_reader().read(*to_raw(e.rec)));
+    return compare_tied(pos, e);
+  }
+
+  /// compare() where the prefixes tie. Long strings alike in their first bytes tie on every
+  /// comparison of a descent: read in place they cost a scan of the record's text instead of a
+  /// document read.
+  int compare_tied(const sort_position& pos, const entry& e) const {
+    const auto& r = *to_raw(e.rec);
+    // Only when every value of `pos` can be compared in place: a number's tie needs the
+    // document anyway, and a scan first would only add to it.
+    if (std::all_of(pos.values.begin(), pos.values.end(), [](const boost::json::value& v) {
+          return v.is_string() || v.is_null() || v.is_bool();
+        })) {
+      if (auto c = spec_.compare_text(pos, r.json, r.id)) {
+        return *c;
+      }
+    }
+    return spec_.compare(pos, index_doc_reader().read(r));
   }
 
   /// Descends to the leaf where `pos` belongs, adding the counts left of the path to `rank`.

@@ -478,6 +478,67 @@ int sort_spec::compare(const sort_position& a, const sort_position& b) const {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
+namespace {
+
+/// json_type_rank of the value whose JSON text is `raw` (empty: missing); -1 if not a value.
+int text_type_rank(std::string_view raw) {
+  if (raw.empty()) {
+    return 0;
+  }
+  switch (raw.front()) {
+    case 'n':
+      return 0;
+    case '"':
+      return 2;
+    case '{':
+      return 3;
+    case '[':
+      return 4;
+    case 't':
+    case 'f':
+      return 5;
+    default:
+      return raw.front() == '-' || (raw.front() >= '0' && raw.front() <= '9') ? 1 : -1;
+  }
+}
+
+}  // namespace
+
+std::optional<int> sort_spec::compare_text(const sort_position& a, std::string_view json,
+                                           std::string_view id) const {
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    auto raw = key_text(json, i);
+    if (!raw) {
+      return std::nullopt;
+    }
+    const int ra = json_type_rank(&a.values[i]);
+    const int rb = text_type_rank(*raw);
+    int c = 0;
+    if (rb < 0) {
+      return std::nullopt;
+    } else if (ra != rb) {
+      c = ra < rb ? -1 : 1;
+    } else if (ra == 2) {
+      auto body = raw->substr(1, raw->size() - 2);
+      if (body.find('\\') != std::string_view::npos) {
+        return std::nullopt;  // the document decides (its value is the unescaped text)
+      }
+      c = std::string_view(a.values[i].get_string()).compare(body);
+      c = c < 0 ? -1 : (c > 0 ? 1 : 0);
+    } else if (ra == 5) {
+      c = int(raw->front() == 't') - int(a.values[i].get_bool());
+      c = -c;
+    } else if (ra != 0) {
+      return std::nullopt;  // numbers, objects, arrays: the document decides
+    }
+    if (c != 0) {
+      return keys_[i].descending ? -c : c;
+    }
+  }
+  const int c = std::string_view{a.id}.compare(id);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
 int sort_spec::compare(const sort_position& a, const boost::json::object& b) const {
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     const int c = compare_json(&a.values[i], paths_[i].find(b));

@@ -106,6 +106,12 @@ class sort_spec {
 
   /// compare() of a position with a document.
   int compare(const sort_position& a, const boost::json::object& b) const;
+  /// compare() of a position with a record given by its JSON text and id, read in place: for
+  /// keys whose values are strings without escapes, null or missing, booleans, or of different
+  /// types. nullopt when a key needs the document (numbers, objects, arrays, escapes, an index
+  /// in a path). Indexes use it where prefixes tie, instead of reading the record's document.
+  std::optional<int> compare_text(const sort_position& a, std::string_view json,
+                                  std::string_view id) const;
 
   /// Strict-weak-order adaptor for std algorithms.
   bool less(const boost::json::object& a, const boost::json::object& b) const {

@@ -238,5 +238,65 @@ TEST(SortSpec, PrependLeadsAndRemovesDuplicatePath) {
   EXPECT_EQ(s.keys()[0], (sort_key{"z", true}));
 }
 
+// compare_text (a record read in place) agrees with compare() on its document whenever it
+// answers, and answers for strings without escapes, nulls, missing values and booleans.
+TEST(SortSpec, ComparingWithARecordsTextAgreesWithItsDocument) {
+  const std::vector<std::string> values{R"("a")",
+                                        R"("abcdefgh1")",
+                                        R"("abcdefgh2")",
+                                        R"("abcdefgh\u0031")",
+                                        R"("ab\"c")",
+                                        R"("")",
+                                        R"("\u00e9t\u00e9")",
+                                        R"("été")",
+                                        "1",
+                                        "1.5",
+                                        "-3",
+                                        "null",
+                                        "true",
+                                        "false",
+                                        R"({"x":1})",
+                                        "[1,2]"};
+  std::size_t answered = 0;
+  for (const char* keys : {R"(["v"])", R"(["-v","w"])", R"(["n.v"])", R"(["v.0"])"}) {
+    auto spec = sort_spec::parse(boost::json::parse(keys)).value();
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      for (std::size_t j = 0; j < values.size(); j += 3) {
+        texts.push_back(R"({"id":"r)" + std::to_string(i * 100 + j) + R"(","v":)" + values[i] +
+                        R"(,"w":)" + values[j] + R"(,"n":{"v":)" + values[j] + "}}");
+      }
+      texts.push_back(R"({"id":"m)" + std::to_string(i) + R"(","w":)" + values[i] + "}");
+    }
+    for (const auto& a : texts) {
+      auto pa = spec.position_of(obj(a.c_str()));
+      for (const auto& b : texts) {
+        auto db = obj(b.c_str());
+        auto c = spec.compare_text(pa, b, db.at("id").as_string());
+        if (c) {
+          ++answered;
+          ASSERT_EQ(*c, sign(spec.compare(pa, db))) << keys << "\n" << a << "\n" << b;
+        }
+      }
+    }
+  }
+  EXPECT_GT(answered, 1000u);
+  // What it answers without the document: plain strings, nulls, missing values, booleans, and
+  // values of different types; a number tie, an escape or an index in a path need the document.
+  auto spec = sort_spec::parse(boost::json::parse(R"(["v","-w"])")).value();
+  auto pos = spec.position_of(obj(R"({"id":"a","v":"abcdefgh1","w":true})"));
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"b","v":"abcdefgh1","w":false})", "b"), -1);
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"b","v":"abcdefgh0","w":true})", "b"), 1);
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"b","w":true})", "b"), 1);
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"b","v":1,"w":true})", "b"), 1);
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"a","v":"abcdefgh1","w":true})", "a"), 0);
+  EXPECT_EQ(spec.compare_text(pos, R"({"id":"b","v":"abcdefgh\u0031","w":true})", "b"),
+            std::nullopt);
+  auto numbers = sort_spec::parse(boost::json::parse(R"(["v"])")).value();
+  EXPECT_EQ(numbers.compare_text(numbers.position_of(obj(R"({"id":"a","v":1})")),
+                                 R"({"id":"b","v":1.0})", "b"),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace weir::core
