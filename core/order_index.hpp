@@ -19,6 +19,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string_view>
 #include <type_traits>
@@ -569,19 +570,27 @@ class order_index {
 
   /// Orders `order[i, j)`, a run whose keys before `level` are equal and whose key `level` has
   /// equal prefixes that do not say the values are equal (a long string sharing its first
-  /// bytes, a fraction, an object). When every value there is a string without escapes, by
-  /// those strings read in place in the records' text, each run of equal ones then by the keys
-  /// after it (an index on a field of few long values ties a whole dataset here: at 1M records
-  /// whole positions took ~1.2 s and 160 MB, bench/window_engine); otherwise whole positions
-  /// decide.
+  /// bytes, a fraction, an object). When every value there is a string, by those strings (read
+  /// in place in the records' text; a string with escapes, from its document), each run of
+  /// equal ones then by the keys after it (an index on a field of few long values ties a whole
+  /// dataset here: at 1M records whole positions took ~1.2 s and 160 MB, bench/window_engine);
+  /// otherwise whole positions decide.
   void order_inexact_run(const std::vector<entry>& entries, std::vector<std::uint32_t>& order,
                          std::size_t i, std::size_t j, std::size_t level) const {
     std::vector<std::pair<std::string_view, std::uint32_t>> strings;
     strings.reserve(j - i);
+    std::deque<std::string> decoded;  // strings with escapes, from their documents (stable)
     for (auto k = i; k < j; ++k) {
-      auto s = spec_.plain_string_of_text(to_raw(entries[order[k]].rec)->json, level);
+      const auto& r = *to_raw(entries[order[k]].rec);
+      auto s = spec_.plain_string_of_text(r.json, level);
       if (!s) {
-        break;
+        const auto& doc = index_doc_reader().read(r);
+        const auto* v =
+            level < spec_.paths().size() ? spec_.paths()[level].find(doc) : doc.if_contains("id");
+        if (!v || !v->is_string()) {
+          break;  // not a string (a fraction, an object…): whole positions
+        }
+        s = decoded.emplace_back(v->get_string());
       }
       strings.emplace_back(*s, order[k]);
     }

@@ -212,9 +212,10 @@ TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
                                   "[1,2]",
                                   "true",
                                   "false"};
-  // And a field of one long value (every record ties on it, read in place) or two that share
-  // their first bytes.
-  const std::vector<std::string> few{"\"one long value shared\"", "\"one long value shared too\""};
+  // And a field of one long value (every record ties on it, read in place), two that share
+  // their first bytes, or those and an escaped twin of the first.
+  const std::vector<std::string> few{"\"one long value shared\"", "\"one long value shared too\"",
+                                     "\"one long value share\\u0064\""};
   std::mt19937 rng{3};
   for (auto [keys, v_values] :
        std::vector<std::pair<std::vector<std::string>, std::size_t>>{{{"v"}, values.size()},
@@ -223,7 +224,8 @@ TEST(OrderIndex, BuildOrdersTiesExactlyWhateverTheValues) {
                                                                      {{"-v", "-w"}, values.size()},
                                                                      {{"v", "w"}, 1},
                                                                      {{"-v"}, 1},
-                                                                     {{"-v", "w"}, 2}}) {
+                                                                     {{"-v", "w"}, 2},
+                                                                     {{"v", "-w"}, 3}}) {
     const auto& v_from = v_values <= few.size() ? few : values;
     auto spec = sort_spec::parse(keys).value();
     std::vector<record_ptr> recs;
