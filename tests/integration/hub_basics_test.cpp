@@ -43,7 +43,17 @@ TEST(HubBasics, SubscribesAndAnUnsubscribeSentTogetherAreAppliedInOrder) {
   // Frames read in one wake-up of the node's I/O thread: subscribes, and an unsubscribe of one
   // of them whose message may reach its unit after the subscribe's (unsubscribes of one wake-up
   // go together, actors/unsubscribe_batch). Each subscription gets its snapshot and later
-  // changes; the one ended in the same burst gets nothing once its Unsubscribe is read.
+  // changes; the one ended in the same burst gets nothing once its Unsubscribe is read. Its
+  // snapshot may still come (the node may have read its Subscribe in a wake-up of its own and
+  // answered it first), but never a change made after the burst.
+  int q3_frames = 0;
+  auto allow_q3_snapshot = [&](const boost::json::object& f) {
+    ++q3_frames;
+    EXPECT_EQ(q3_frames, 1) << "a second frame of the subscription ended in the same burst";
+    EXPECT_EQ(boost::json::serialize(f).find(R"("id":"b")"), std::string::npos)
+        << "a change after the burst reached the subscription ended in it: "
+        << boost::json::serialize(f);
+  };
   temp_dir dir;
   auto node = start_node(dir.path());
   ASSERT_TRUE(node);
@@ -68,7 +78,10 @@ TEST(HubBasics, SubscribesAndAnUnsubscribeSentTogetherAreAppliedInOrder) {
     auto f = ws.read_json();
     ASSERT_EQ(f["type"], "QueryResult") << boost::json::serialize(f);
     std::string qid{f["queryId"].as_string()};
-    ASSERT_NE(qid, "q3") << "a frame of the subscription ended in the same burst";
+    if (qid == "q3") {
+      allow_q3_snapshot(f);
+      continue;
+    }
     EXPECT_TRUE(snapshots.insert(qid).second) << qid << ": a second snapshot";
   }
   put_record(port, "t", "o1", "items", "b", R"({"n":3})");
@@ -77,7 +90,10 @@ TEST(HubBasics, SubscribesAndAnUnsubscribeSentTogetherAreAppliedInOrder) {
   while (changed.size() < n - 1) {
     auto f = ws.read_json();
     std::string qid{f["queryId"].as_string()};
-    ASSERT_NE(qid, "q3") << "a frame of the subscription ended in the same burst";
+    if (qid == "q3") {
+      allow_q3_snapshot(f);
+      continue;
+    }
     EXPECT_TRUE(changed.insert(qid).second) << qid << ": a second change";
   }
   EXPECT_TRUE(ws.silent_for(200ms));
