@@ -391,7 +391,8 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order);
 /// The number of matches of `q`'s filter when the dataset has it without counting: an open
 /// window of the dataset with the same filter that counts (on any sort), a kept count (then
 /// marked used), or an index whose first key the filter bounds and nothing else
-/// (core::count_by_ranks, O(log N)). nullopt: a window opening on it would count every record.
+/// (core::count_by_ranks, O(k log N) for k intervals). nullopt: a window opening on it would count
+/// every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q);
 
 /// Whether a subscription waiting for a pass or an index build (or, its job done, about to be
@@ -441,8 +442,10 @@ std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const co
                                                      std::size_t max_reads);
 
 /// The index that would answer `q`'s filter: the sort, ascending, on the first top-level field
-/// the filter bounds (filter::range_on) that no index of `ds` leads with, built, being built,
-/// or to be built after a running pass. nullopt when there is no such field.
+/// the filter bounds to intervals (core::span_plan::narrow), else the field the filter bounds
+/// by a complement and nothing else (exact: its count comes from ranks), that no index of `ds`
+/// leads with, built, being built, or to be built after a running pass. nullopt when there is
+/// no such field.
 std::optional<core::sort_spec> field_index_for(const dataset_state& ds, const core::bound_query& q);
 
 /// After the pass `pass` (which carried then_index), takes the index on its field that the

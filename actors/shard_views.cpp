@@ -247,14 +247,23 @@ bool room_possible(const dataset_state& ds, std::size_t max) {
 
 std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
                                                const core::bound_query& q) {
+  // A field the filter bounds to intervals first; one it bounds by a complement ($ne, $nin)
+  // only where that is the whole filter (its count then comes from ranks).
+  std::optional<core::sort_spec> complement;
   for (const auto& field : q.where.fields()) {
     auto order = core::sort_spec::parse(std::vector<std::string>{field});
-    if (order && core::span_plan::make(q.where, *order) &&
-        !index_leads_with(ds, order->first_key_path())) {
+    auto plan = order ? core::span_plan::make(q.where, *order) : std::nullopt;
+    if (!plan || index_leads_with(ds, order->first_key_path())) {
+      continue;
+    }
+    if (plan->narrow()) {
       return std::move(*order);
     }
+    if (plan->exact() && !complement) {
+      complement = std::move(*order);
+    }
   }
-  return std::nullopt;
+  return complement;
 }
 
 void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max) {

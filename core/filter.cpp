@@ -1,5 +1,5 @@
 // Evaluation of Mongo-style filters (see filter.hpp for grammar and semantics), and the
-// intervals they bound a field to (filter::range_on). The parser is filter_parse.cpp.
+// values they admit at a field (filter::bounds_on). The parser is filter_parse.cpp.
 #include "core/filter.hpp"
 
 #include <cstdint>
@@ -346,96 +346,173 @@ std::optional<std::string> prefix_successor(std::string s) {
   return s;
 }
 
-// Narrows `r` by one operator; false when the operator gives no interval (the clause then
-// constrains the records in a way the interval does not say).
-bool narrow(value_range& r, const op& o) {
-  value lower, upper;
-  bool lower_set = false, upper_set = false, lower_incl = true, upper_incl = true;
-  int rank = 0;
+// A scalar an index orders within its own type class (json_type_rank 0, 1, 2 or 5): what a
+// value_range can bound. Objects and arrays compare as wholes against elements as well, which no
+// interval of the index says.
+bool bounded_scalar(const value& v) {
+  const int rank = json_type_rank(&v);
+  return rank == 0 || rank == 1 || rank == 2 || rank == 5;
+}
+
+value_bounds range_of(value_range r) {
+  value_bounds b;
+  b.range = std::move(r);
+  return b;
+}
+
+value_bounds parts_of(value_bounds::kind k, std::vector<value_bounds> parts) {
+  if (parts.size() == 1 && k != value_bounds::kind::none_of) {
+    return std::move(parts.front());
+  }
+  value_bounds b;
+  b.k = k;
+  b.parts = std::move(parts);
+  return b;
+}
+
+value_bounds point(const value& v) {
+  return range_of({json_type_rank(&v), v, true, v, true});
+}
+
+std::optional<path_bounds> ops_bounds(const std::vector<op>& ops);
+
+// The values one operator admits at its path, as in filter::bounds_on.
+std::optional<path_bounds> op_bounds(const op& o) {
+  using kind = value_bounds::kind;
   switch (o.kind) {
     case op_kind::eq:
+    case op_kind::ne:
+      if (!bounded_scalar(o.operand)) {
+        return std::nullopt;
+      }
+      // Missing reads as null, and both sit in the index's null run: {f: null} admits both.
+      if (o.kind == op_kind::eq) {
+        return path_bounds{point(o.operand), true};
+      }
+      return path_bounds{parts_of(kind::none_of, {point(o.operand)}), true};
     case op_kind::gt:
     case op_kind::gte:
     case op_kind::lt:
-    case op_kind::lte:
-      rank = json_type_rank(&o.operand);
-      if (rank != 1 && rank != 2) {
-        return false;
+    case op_kind::lte: {
+      // Compared only within the operand's type class (match_compare); missing as null.
+      if (!bounded_scalar(o.operand)) {
+        return std::nullopt;
       }
-      if (o.kind != op_kind::lt && o.kind != op_kind::lte) {
-        lower = o.operand;
-        lower_set = true;
-        lower_incl = o.kind != op_kind::gt;
+      value_range r;
+      r.type_rank = json_type_rank(&o.operand);
+      if (o.kind == op_kind::gt || o.kind == op_kind::gte) {
+        r.lower = o.operand;
+        r.lower_inclusive = o.kind == op_kind::gte;
+      } else {
+        r.upper = o.operand;
+        r.upper_inclusive = o.kind == op_kind::lte;
       }
-      if (o.kind != op_kind::gt && o.kind != op_kind::gte) {
-        upper = o.operand;
-        upper_set = true;
-        upper_incl = o.kind != op_kind::lt;
+      return path_bounds{range_of(std::move(r)), true};
+    }
+    case op_kind::in:
+    case op_kind::nin: {
+      std::vector<value_bounds> points;
+      for (const auto& v : o.operand.get_array()) {
+        if (!bounded_scalar(v)) {
+          return std::nullopt;
+        }
+        points.push_back(point(v));
       }
-      break;
-    case op_kind::regex:
+      // An empty $in admits nothing (only records holding an array are read, and none match);
+      // an empty $nin admits everything.
+      return path_bounds{
+          parts_of(o.kind == op_kind::in ? kind::any_of : kind::none_of, std::move(points)), true};
+    }
+    case op_kind::regex: {
       if (!o.regex_prefix) {
-        return false;
+        return std::nullopt;
       }
-      rank = 2;
-      lower = value(*o.regex_prefix);
-      lower_set = true;
+      value_range r;
+      r.type_rank = 2;
+      r.lower = value(*o.regex_prefix);
       if (auto next = prefix_successor(*o.regex_prefix)) {
-        upper = value(std::move(*next));
-        upper_set = true;
-        upper_incl = false;
+        r.upper = value(std::move(*next));
+        r.upper_inclusive = false;
       }
-      break;
+      return path_bounds{range_of(std::move(r)), true};
+    }
+    case op_kind::not_: {
+      // Without an array there, $not holds exactly where its operators do not: their bounds
+      // must be exact for the complement to hold every match.
+      auto inner = ops_bounds(o.inner);
+      if (!inner || !inner->exact) {
+        return std::nullopt;
+      }
+      return path_bounds{parts_of(kind::none_of, {std::move(inner->admitted)}), true};
+    }
     default:
-      return false;
+      return std::nullopt;
   }
-  if (r.type_rank == 0) {
-    r.type_rank = rank;
-  } else if (r.type_rank != rank) {
-    r.none = true;
-  }
-  if (lower_set) {
-    const int c = r.lower ? compare_json(&lower, &*r.lower) : 1;
-    if (c > 0 || (c == 0 && !lower_incl)) {
-      r.lower = std::move(lower);
-      r.lower_inclusive = lower_incl;
+}
+
+// The values a conjunction admits: the parts that bound the path, intersected. Exact when every
+// part does, exactly.
+template <class Part, class Bounds>
+std::optional<path_bounds> all_of_bounds(const std::vector<Part>& parts, Bounds&& bounds) {
+  std::vector<value_bounds> found;
+  bool exact = true;
+  for (const auto& p : parts) {
+    if (auto b = bounds(p)) {
+      exact = exact && b->exact;
+      found.push_back(std::move(b->admitted));
+    } else {
+      exact = false;
     }
   }
-  if (upper_set) {
-    const int c = r.upper ? compare_json(&upper, &*r.upper) : -1;
-    if (c < 0 || (c == 0 && !upper_incl)) {
-      r.upper = std::move(upper);
-      r.upper_inclusive = upper_incl;
+  if (found.empty()) {
+    return std::nullopt;
+  }
+  return path_bounds{parts_of(value_bounds::kind::all_of, std::move(found)), exact};
+}
+
+std::optional<path_bounds> ops_bounds(const std::vector<op>& ops) {
+  return all_of_bounds(ops, [](const op& o) { return op_bounds(o); });
+}
+
+std::optional<path_bounds> node_bounds(const filter_node& n, const json_path& path) {
+  using kind = value_bounds::kind;
+  switch (n.k) {
+    case filter_node::kind::field:
+      if (!(n.path == path)) {
+        return std::nullopt;
+      }
+      return ops_bounds(n.ops);
+    case filter_node::kind::all_of:
+      return all_of_bounds(n.children, [&](const filter_node& c) { return node_bounds(c, path); });
+    case filter_node::kind::any_of:
+    case filter_node::kind::none_of: {
+      // A branch that leaves the path unbounded can match anywhere; $nor holds exactly outside
+      // its branches only where each branch's bounds are exact.
+      std::vector<value_bounds> found;
+      bool exact = true;
+      for (const auto& c : n.children) {
+        auto b = node_bounds(c, path);
+        if (!b || (n.k == filter_node::kind::none_of && !b->exact)) {
+          return std::nullopt;
+        }
+        exact = exact && b->exact;
+        found.push_back(std::move(b->admitted));
+      }
+      return path_bounds{parts_of(n.k == filter_node::kind::any_of ? kind::any_of : kind::none_of,
+                                  std::move(found)),
+                         exact};
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<value_range> filter::range_on(const json_path& path) const {
-  const auto& root = impl_->root;
-  value_range r;
-  bool found = false;
-  bool whole = true;  // every clause and operator went into r
-  for (const auto& c : root.children) {
-    if (c.k != filter_node::kind::field || !(c.path == path)) {
-      whole = false;
-      continue;
-    }
-    for (const auto& o : c.ops) {
-      if (narrow(r, o)) {
-        found = true;
-      } else {
-        whole = false;
-      }
-    }
-  }
-  if (!found) {
+std::optional<path_bounds> filter::bounds_on(const json_path& path) const {
+  if (impl_->root.children.empty()) {
     return std::nullopt;
   }
-  r.exact = whole;
-  return r;
+  return node_bounds(impl_->root, path);
 }
 
 }  // namespace weir::core

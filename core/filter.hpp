@@ -4,6 +4,7 @@
 // reuses per-thread state) nor re-reads the spec.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,19 +19,35 @@
 
 namespace weir::core {
 
-/// What a filter's top-level clauses on one path ask of a scalar there (filter::range_on): a
-/// value interval within one type class. Every matching record whose value at the path is a
-/// number or a string lies in it; records with an array there can match without (an element
-/// does), and nothing else there can match. `lower`/`upper` unset: the class's own end.
+/// An interval of scalar values within one type class (json_type_rank: 0 null, which a missing
+/// value reads as; 1 numbers; 2 strings; 5 booleans), each end inclusive or not. An end left
+/// unset is the class's own.
 struct value_range {
-  int type_rank = 0;  ///< json_type_rank of the admitted values: 1 numbers, 2 strings
+  int type_rank = 0;
   std::optional<boost::json::value> lower;
   bool lower_inclusive = true;
   std::optional<boost::json::value> upper;
   bool upper_inclusive = true;
-  bool none = false;   ///< no scalar satisfies the clauses (they name two type classes)
-  bool exact = false;  ///< the filter is these clauses alone: every scalar in range matches (with
-                       ///< `none`, only records holding an array there can match)
+};
+
+/// Which values at one path a filter admits, as an index on that path can tell them apart
+/// (filter::bounds_on): a scalar or missing value is admitted by a `range` when it lies in it, by
+/// `all_of` / `any_of` when every / some part admits it, by `none_of` when no part does. Records
+/// holding an array at the path are outside all of this: an element can match whatever the
+/// bounds say, so they are read.
+struct value_bounds {
+  enum class kind : std::uint8_t { range, all_of, any_of, none_of };
+  kind k = kind::range;
+  value_range range;                ///< kind::range
+  std::vector<value_bounds> parts;  ///< the other kinds
+};
+
+/// What filter::bounds_on found: every record that matches and holds no array at the path has an
+/// admitted value there; when `exact`, every such record with an admitted value matches (the
+/// filter says nothing else about it).
+struct path_bounds {
+  value_bounds admitted;
+  bool exact = false;
 };
 
 /// A parsed filter. Grammar:
@@ -98,11 +115,13 @@ class filter {
   /// array's field; the fields inside its element filter are not top-level fields.
   const std::vector<std::string>& fields() const;
 
-  /// The interval that the filter's top-level clauses on `path` put on a scalar value there
-  /// ($eq with a number or string, $gt/$gte/$lt/$lte with one, $regex "^literal" without
-  /// options other than s), intersected; nullopt when no clause on `path` gives one. Sort
-  /// indexes use it to read only the ranks where matches can be (core/match_spans).
-  std::optional<value_range> range_on(const json_path& path) const;
+  /// The values at `path` that records matching the filter can hold (arrays apart), from the
+  /// clauses on `path` at any depth of $and/$or/$nor: $eq, $gt, $gte, $lt, $lte and $ne with a
+  /// null, number, string or boolean; $in and $nin with such values only; $regex "^literal"
+  /// without options other than s; $not of these. nullopt when no such clause bounds `path`
+  /// (or an $or branch leaves it unbounded). Sort indexes use it to read only the ranks where
+  /// matches can be, and to count exact bounds from ranks alone (core/match_spans).
+  std::optional<path_bounds> bounds_on(const json_path& path) const;
 
  private:
   struct impl;

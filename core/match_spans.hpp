@@ -1,9 +1,10 @@
 // weir::core::match_spans — where in a sort index the matches of a filter can be. A filter that
-// bounds the index's first key ({"ts": {"$gte": 5}}, {"name": {"$regex": "^ab"}}) can only be
-// matched by records whose key lies in that interval, or by records holding an array there
-// (an element matches): two runs of ranks, found in O(log N). Windows walk those runs instead of
-// the whole index, and a filter that is nothing but the interval is counted from the ranks
-// alone, so a paged query with such a filter opens in O(log N + page) at any dataset size.
+// bounds the index's first key ({"ts": {"$gte": 5}}, {"name": {"$regex": "^ab"}},
+// {"state": {"$in": ["a", "b"]}}, {"deleted": {"$ne": true}}) can only be matched by records whose
+// key lies in the values it admits, or by records holding an array there (an element matches):
+// runs of ranks, found in O(k log N) for k intervals. Windows walk those runs instead of the
+// whole index, and a filter that is nothing but those bounds is counted from the ranks alone, so
+// a paged query with such a filter opens in O(k log N + page) at any dataset size.
 #pragma once
 
 #include <cstddef>
@@ -23,30 +24,37 @@ struct rank_span {
   std::size_t size() const { return last > first ? last - first : 0; }
 };
 
-/// The interval a filter puts on an index's first key, kept so that the spans can be found again
-/// as the index changes (ranks move; the interval does not).
+/// The values a filter admits at an index's first key, kept so that the spans can be found
+/// again as the index changes (ranks move; the bounds do not).
 class span_plan {
  public:
-  /// nullopt when `where` puts no interval on the first key of `order` (the whole index must
-  /// then be read).
+  /// nullopt when `where` does not bound the first key of `order` (the whole index must then
+  /// be read).
   static std::optional<span_plan> make(const filter& where, const sort_spec& order);
 
   /// The runs of ranks of `idx` (sorted by the `order` given to make()) where matches can be, in
-  /// index order, empty runs left out: the records whose first key is a scalar in the interval,
-  /// and those whose first key is an array.
+  /// index order, disjoint, empty runs left out: the records whose first key is admitted, and
+  /// those whose first key is an array.
   std::vector<rank_span> spans(const order_index<record_ptr>& idx) const;
 
-  /// Every record in the scalar run matches (the filter is the interval alone).
-  bool exact() const { return range_.exact; }
+  /// Every record in the admitted runs matches (the filter is the bounds alone).
+  bool exact() const { return bounds_.exact; }
 
-  /// The scalar run alone.
-  rank_span scalar_span(const order_index<record_ptr>& idx) const;
+  /// The bounds are intervals, their intersections and unions, with no complement ($ne, $nin,
+  /// $not, $nor): what they admit is typically a small part of the index, so an index on the
+  /// field narrows a filter that also tests other fields. A complement typically admits most of
+  /// it, and serves only a filter it is exact for (a count from ranks).
+  bool narrow() const;
 
-  /// The array run alone.
+  /// The runs of records whose first key is admitted (arrays apart), in index order, disjoint,
+  /// none empty.
+  std::vector<rank_span> scalar_spans(const order_index<record_ptr>& idx) const;
+
+  /// The run of records whose first key is an array.
   rank_span array_span(const order_index<record_ptr>& idx) const;
 
  private:
-  value_range range_;
+  path_bounds bounds_;
   bool descending_ = false;
 };
 
@@ -54,9 +62,9 @@ class span_plan {
 /// about a millisecond of parsing, on the thread that asked.
 inline constexpr std::size_t max_array_reads_for_count = 4096;
 
-/// The number of records of `idx` that match `where`, read from ranks when the filter is an
-/// interval on the index's first key alone: the interval's ranks, plus the matches among the
-/// records holding an array there, which are read one by one only when there are at most
+/// The number of records of `idx` that match `where`, read from ranks when the filter is bounds
+/// on the index's first key alone (span_plan::exact): the admitted ranks, plus the matches among
+/// the records holding an array there, which are read one by one only when there are at most
 /// `max_array_reads` of them. nullopt otherwise (the caller counts some other way).
 std::optional<std::uint64_t> count_by_ranks(const order_index<record_ptr>& idx, const filter& where,
                                             std::size_t max_array_reads);

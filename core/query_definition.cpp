@@ -389,12 +389,15 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
     return field_error(ref, "filter", e.message, std::move(extra));
   }
   def.filter_template = v;
-  // Fields whose bound the filter gives as an interval with any values of its arguments: the
-  // node keeps an index on each for large datasets, so the query's first page needs no pass.
+  // Fields the filter bounds with any values of its arguments: the node keeps an index on each
+  // for large datasets, so the query's first page needs no pass. A complement ($ne, $nin) earns
+  // one only where it is the whole filter (its count then comes from ranks); beside other
+  // fields it would narrow nothing.
   def.filter_index_fields.clear();
   for (const auto& field : parsed->fields()) {
     auto order = sort_spec::parse(std::vector<std::string>{field});
-    if (order && span_plan::make(*parsed, *order)) {
+    auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
+    if (plan && (plan->narrow() || plan->exact())) {
       def.filter_index_fields.push_back(field);
     }
   }

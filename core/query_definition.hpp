@@ -49,10 +49,12 @@ struct query_definition {
   access_rule authorize;
   /// The claims its selectors and filter name ("{claims.<name>}"), in first-use order.
   std::vector<std::string> claims;
-  /// The top-level fields its filter puts an interval on whatever its arguments' values
-  /// ({"state": "{state}"}, {"n": {"$gte": "{min}"}}): an index on one of them answers the
-  /// filter's count and finds its matches without reading every record, so the node keeps one
-  /// on each for the datasets the query reads once they are large (actors, shard_views.cpp).
+  /// The top-level fields its filter bounds whatever its arguments' values
+  /// ({"state": "{state}"}, {"n": {"$gte": "{min}"}}, {"tag": {"$in": ["{a}", "{b}"]}}; a
+  /// complement such as {"done": {"$ne": true}} only when it is the whole filter): an index on
+  /// one of them answers the filter's count and finds its matches without reading every record,
+  /// so the node keeps one on each for the datasets the query reads once they are large (actors,
+  /// shard_views.cpp).
   std::vector<std::string> filter_index_fields;
 
   /// False only for the single-document case (object set, dataset absent).

@@ -82,16 +82,32 @@ bool window_view::fill(std::optional<std::uint64_t> known_matches, std::size_t m
     return true;
   }
   if (plan_ && plan_->exact() && plan_->array_span(idx_).size() == 0) {
-    // The matches are exactly the scalar run: the window is read at its ranks, as with no
+    // The matches are exactly the admitted runs: the window is read at its ranks, as with no
     // filter (an Arc page deep into a filtered query parses only its own rows).
-    const auto run = plan_->scalar_span(idx_);
-    prefix_ = std::min<std::uint64_t>(offset_, run.size());
-    matches_ = run.size();
-    std::size_t r = run.first + static_cast<std::size_t>(prefix_);
-    for (auto it = idx_.select(r); r < run.last && held_.size() < limit_ + 1; ++r, ++it) {
-      held_.push_back(make_row(it->rec));
+    const auto runs = plan_->scalar_spans(idx_);
+    matches_ = 0;
+    for (const auto& run : runs) {
+      matches_ += run.size();
     }
-    complete_ = r == run.last;
+    prefix_ = std::min<std::uint64_t>(offset_, matches_);
+    std::uint64_t skip = prefix_;
+    std::uint64_t read = prefix_;
+    for (const auto& run : runs) {
+      if (skip >= run.size()) {
+        skip -= run.size();
+        continue;
+      }
+      std::size_t r = run.first + static_cast<std::size_t>(skip);
+      skip = 0;
+      for (auto it = idx_.select(r); r < run.last && held_.size() < limit_ + 1; ++r, ++it) {
+        held_.push_back(make_row(it->rec));
+        ++read;
+      }
+      if (held_.size() == limit_ + 1) {
+        break;
+      }
+    }
+    complete_ = read == matches_;
     return true;
   }
   if (count_ && !known_matches && plan_) {

@@ -128,7 +128,7 @@ class window_view {
   const index& idx_;
   filter where_;
   bool match_all_;
-  std::optional<span_plan> plan_;  // the interval the filter puts on the index's first key
+  std::optional<span_plan> plan_;  // what the filter admits at the index's first key
   std::uint64_t offset_;
   std::uint64_t limit_;
   bool count_;

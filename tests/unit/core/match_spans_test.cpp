@@ -14,8 +14,8 @@ namespace {
 
 using index = order_index<record_ptr>;
 
-// 3,000 records whose "n" is mostly an integer, sometimes a fraction, a string, an array, null
-// or missing; `arrays` of them hold an array.
+// 3,000 records whose "n" is mostly an integer, sometimes a fraction, a string, a boolean, an
+// array, null or missing; `arrays` of them hold an array.
 std::vector<record_ptr> records(std::mt19937& rng, int arrays) {
   std::vector<record_ptr> out;
   for (int i = 0; i < 3000; ++i) {
@@ -36,6 +36,9 @@ std::vector<record_ptr> records(std::mt19937& rng, int arrays) {
           d["n"] = nullptr;
           break;
         case 3:
+          break;
+        case 4:
+          d["n"] = n % 2 == 0;
           break;
         default:
           d["n"] = n;
@@ -64,14 +67,21 @@ std::uint64_t brute_count(const std::vector<record_ptr>& recs, const filter& f) 
   return n;
 }
 
-const std::vector<std::string> exact_filters{R"({"n":{"$gte":100}})",
-                                             R"({"n":{"$gt":100,"$lte":250.25}})",
-                                             R"({"n":42})",
-                                             R"({"n":{"$lt":0}})",
-                                             R"({"n":{"$gte":"k2","$lt":"k3"}})",
-                                             R"({"n":{"$regex":"^k1"}})",
-                                             R"({"n":{"$gt":5,"$lt":"z"}})",
-                                             R"({"n":{"$gt":300,"$lt":200}})"};
+const std::vector<std::string> exact_filters{
+    R"({"n":{"$gte":100}})", R"({"n":{"$gt":100,"$lte":250.25}})", R"({"n":42})",
+    R"({"n":{"$lt":0}})", R"({"n":{"$gte":"k2","$lt":"k3"}})", R"({"n":{"$regex":"^k1"}})",
+    R"({"n":{"$gt":5,"$lt":"z"}})", R"({"n":{"$gt":300,"$lt":200}})",
+    // Unions, complements and the other classes.
+    R"({"n":{"$in":[3,7,"k5",11.25,400]}})", R"({"n":{"$in":[7,7.0,7,"k7"]}})",
+    R"({"n":{"$in":[]}})", R"({"n":{"$ne":42}})", R"({"n":{"$nin":[1,2,"k3",true]}})",
+    R"({"n":{"$nin":[]}})", R"({"n":{"$gte":100,"$ne":120}})", R"({"n":null})",
+    R"({"n":{"$ne":null}})", R"({"n":{"$in":[null,5]}})", R"({"n":{"$gte":null}})",
+    R"({"n":{"$gt":null}})", R"({"n":true})", R"({"n":{"$gt":false}})", R"({"n":{"$ne":false}})",
+    R"({"n":{"$not":{"$gte":100}}})", R"({"n":{"$not":{"$regex":"^k1"}}})",
+    R"({"$or":[{"n":{"$lt":10}},{"n":{"$gt":490}}]})",
+    R"({"$or":[{"n":{"$lt":300}},{"n":{"$gt":200}}]})", R"({"$nor":[{"n":{"$lt":10}},{"n":"k3"}]})",
+    R"({"$and":[{"n":{"$gte":5}},{"n":{"$in":[3,7,9]}}]})",
+    R"({"$or":[{"n":{"$in":[1,2]}},{"$nor":[{"n":{"$gt":5}}]}]})"};
 
 TEST(MatchSpans, CountByRanksEqualsTheMatchesInBothDirections) {
   std::mt19937 rng{7};
@@ -92,7 +102,9 @@ TEST(MatchSpans, EveryMatchLiesInTheSpans) {
   auto recs = records(rng, 25);
   auto filters = exact_filters;
   filters.push_back(R"({"n":{"$gte":100},"id":{"$lt":"r5"}})");
-  filters.push_back(R"({"n":{"$gte":100,"$ne":120}})");
+  filters.push_back(R"({"$or":[{"n":{"$lt":10}},{"n":5,"id":"r3"}]})");
+  filters.push_back(R"({"n":{"$nin":[5,6]},"id":{"$lt":"r5"}})");
+  filters.push_back(R"({"n":{"$in":[5,6],"$size":2}})");
   for (const std::string sort : {"n", "-n"}) {
     auto idx = build(recs, sort);
     for (const auto& text : filters) {
@@ -120,7 +132,10 @@ TEST(MatchSpans, NoCountFromRanksWhereItWouldNotBeExactOrCheap) {
   auto idx = build(recs, "n");
   for (const std::string text :
        {R"({"n":{"$gte":100},"id":"r1"})", R"({"n":{"$regex":"^k","$options":"i"}})",
-        R"({"n":{"$in":[1,2]}})", R"({"id":{"$gte":"r5"}})", "{}"}) {
+        R"({"n":{"$in":[[1],2]}})", R"({"n":{"$ne":{"a":1}}})", R"({"id":{"$gte":"r5"}})",
+        R"({"$or":[{"n":1},{"id":"r1"}]})", R"({"$or":[{"n":1},{"n":2,"id":"r1"}]})",
+        R"({"n":{"$not":{"$regex":"k"}}})", R"({"$nor":[{"n":{"$gte":1},"id":"r1"}]})",
+        R"({"n":{"$exists":true}})", "{}"}) {
     auto f = filter::parse(boost::json::parse(text)).value();
     EXPECT_FALSE(count_by_ranks(*idx, f, max_array_reads_for_count).has_value()) << text;
   }
@@ -132,42 +147,58 @@ TEST(MatchSpans, NoCountFromRanksWhereItWouldNotBeExactOrCheap) {
 
 TEST(MatchSpans, ARegexPrefixIsAnIntervalOnlyWhenItIsALiteral) {
   auto path = json_path::parse("s").value();
-  auto range = [&](const char* text) {
-    return filter::parse(boost::json::parse(text)).value().range_on(path);
+  auto bounds = [&](const char* text) {
+    return filter::parse(boost::json::parse(text)).value().bounds_on(path);
   };
-  auto r = range(R"({"s":{"$regex":"^ab"}})");
-  ASSERT_TRUE(r);
-  EXPECT_TRUE(r->exact);
+  auto b = bounds(R"({"s":{"$regex":"^ab"}})");
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->exact);
+  ASSERT_EQ(b->admitted.k, value_bounds::kind::range);
+  const auto* r = &b->admitted.range;
+  EXPECT_EQ(r->type_rank, 2);
   EXPECT_EQ(r->lower->as_string(), "ab");
   EXPECT_EQ(r->upper->as_string(), "ac");
   EXPECT_FALSE(r->upper_inclusive);
-  EXPECT_TRUE(range(R"({"s":{"$regex":"^ab","$options":"s"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab","$options":"m"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab","$options":"i"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^a.b"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^a\\d"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"ab"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^(?i)ab"}})"));
-  EXPECT_FALSE(range(R"({"s":{"$regex":"^ab+"}})"));
+  EXPECT_TRUE(bounds(R"({"s":{"$regex":"^ab","$options":"s"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^ab","$options":"m"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^ab","$options":"i"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^a.b"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^a\\d"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"ab"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^(?i)ab"}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$regex":"^ab+"}})"));
   // A pattern need not be valid UTF-8 (matching is byte-wise): 0xff has no successor byte.
   boost::json::object spec{{"s", boost::json::object{{"$regex", "^a\xff"}}}};
-  r = filter::parse(spec).value().range_on(path);
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->upper->as_string(), "b");
-  r = range(R"({"s":{"$regex":"^"}})");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->lower->as_string(), "");
-  EXPECT_FALSE(r->upper);
-  EXPECT_FALSE(range(R"({"t":{"$gte":1}})"));
-  EXPECT_FALSE(range(R"({"s":{"$gte":true}})"));
-  EXPECT_FALSE(range(R"({"s":{"$gte":null}})"));
-  r = range(R"({"s":{"$gte":1},"t":2})");
-  ASSERT_TRUE(r);
-  EXPECT_FALSE(r->exact);
-  r = range(R"({"s":{"$gte":1,"$lt":"a"}})");
-  ASSERT_TRUE(r);
-  EXPECT_TRUE(r->none);
-  EXPECT_TRUE(r->exact);
+  b = filter::parse(spec).value().bounds_on(path);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->admitted.range.upper->as_string(), "b");
+  b = bounds(R"({"s":{"$regex":"^"}})");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->admitted.range.lower->as_string(), "");
+  EXPECT_FALSE(b->admitted.range.upper);
+  EXPECT_FALSE(bounds(R"({"t":{"$gte":1}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$gte":{}}})"));
+  EXPECT_FALSE(bounds(R"({"s":{"$in":[[1]]}})"));
+  b = bounds(R"({"s":{"$gte":1},"t":2})");
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->exact);
+  b = bounds(R"({"s":{"$gte":1,"$lt":"a"}})");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->admitted.k, value_bounds::kind::all_of);
+  EXPECT_TRUE(b->exact);
+}
+
+TEST(MatchSpans, OnlyComplementFreeBoundsAreNarrow) {
+  auto order = sort_spec::parse(std::vector<std::string>{"n"}).value();
+  auto plan = [&](const char* text) {
+    return span_plan::make(filter::parse(boost::json::parse(text)).value(), order).value();
+  };
+  EXPECT_TRUE(plan(R"({"n":{"$in":[1,2]}})").narrow());
+  EXPECT_TRUE(plan(R"({"$or":[{"n":1},{"n":{"$gt":5}}]})").narrow());
+  EXPECT_FALSE(plan(R"({"n":{"$gte":1,"$ne":3}})").narrow());
+  EXPECT_FALSE(plan(R"({"n":{"$ne":1}})").narrow());
+  EXPECT_FALSE(plan(R"({"n":{"$not":{"$lt":1}}})").narrow());
+  EXPECT_FALSE(plan(R"({"$nor":[{"n":1}]})").narrow());
 }
 
 }  // namespace

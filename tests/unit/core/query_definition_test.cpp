@@ -74,10 +74,20 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "dataset": "d", "arguments": {"st": "string", "min": "integer", "re": "string"},
     "filter": {"state": "{st}", "n": {"$gte": "{min}", "$lt": 10}, "text": {"$regex": "{re}"},
                "tags": {"$elemMatch": {"$eq": "x"}}, "$or": [{"a": 1}, {"b": 2}],
-               "fixed": "literal", "owner": {"$ne": "{st}"}}})");
-  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch, $or and $ne put no
-  // interval on their fields.
-  EXPECT_EQ(d.filter_index_fields, (std::vector<std::string>{"state", "n", "fixed"}));
+               "fixed": "literal", "owner": {"$ne": "{st}"}, "tag": {"$in": ["{st}", "x"]}}})");
+  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch puts no bound on its
+  // field, nor an $or of branches on different fields; `owner`'s $ne admits most values, which
+  // narrows nothing beside other fields.
+  EXPECT_EQ(d.filter_index_fields, (std::vector<std::string>{"state", "n", "fixed", "tag"}));
+  // A complement that is the whole filter: its count comes from the index's ranks.
+  auto alone =
+      parse_ok(R"({"name": "A.C", "route": "/c", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"f": "boolean"}, "filter": {"done": {"$ne": "{f}"}}})");
+  EXPECT_EQ(alone.filter_index_fields, (std::vector<std::string>{"done"}));
+  auto either =
+      parse_ok(R"({"name": "A.D", "route": "/d", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"a": "string"}, "filter": {"$or": [{"k": "{a}"}, {"k": {"$lt": "b"}}]}})");
+  EXPECT_EQ(either.filter_index_fields, (std::vector<std::string>{"k"}));
   EXPECT_TRUE(
       parse_ok(R"({"name": "Q", "route": "/q", "space": "s"})").filter_index_fields.empty());
   EXPECT_TRUE(is_placeholder("{st}"));
