@@ -152,15 +152,26 @@ spans_t admitted(const order_index<record_ptr>& idx, const value_bounds& b, bool
   return {};
 }
 
-bool without_complement(const value_bounds& b) {
-  return b.k != value_bounds::kind::none_of &&
-         std::all_of(b.parts.begin(), b.parts.end(), without_complement);
+// Whether `b` admits no more than intervals do: a complement admits most values, unless it is
+// intersected with something that does not.
+bool narrows(const value_bounds& b) {
+  switch (b.k) {
+    case value_bounds::kind::range:
+      return true;
+    case value_bounds::kind::all_of:
+      return std::any_of(b.parts.begin(), b.parts.end(), narrows);
+    case value_bounds::kind::any_of:
+      return std::all_of(b.parts.begin(), b.parts.end(), narrows);
+    case value_bounds::kind::none_of:
+      return false;
+  }
+  return false;
 }
 
 }  // namespace
 
 bool span_plan::narrow() const {
-  return without_complement(bounds_.admitted);
+  return narrows(bounds_.admitted);
 }
 
 std::optional<span_plan> span_plan::make(const filter& where, const sort_spec& order) {
