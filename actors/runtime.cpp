@@ -64,11 +64,11 @@ runtime::impl::impl(runtime_options o, std::vector<core::query_definition> queri
     }
     std::string space = core::is_placeholder(def.space) ? std::string{} : def.space;
     std::string object = core::is_placeholder(*def.object) ? std::string{} : *def.object;
-    for (const auto& field : def.filter_index_fields) {
-      filter_index fi{space, object, *def.dataset, field};
+    for (const auto& keys : def.filter_index_sorts) {
+      filter_index fi{space, object, *def.dataset, keys};
       if (std::none_of(filter_indexes.begin(), filter_indexes.end(), [&](const filter_index& f) {
             return f.space == fi.space && f.object == fi.object && f.dataset == fi.dataset &&
-                   f.field == fi.field;
+                   f.keys == fi.keys;
           })) {
         filter_indexes.push_back(std::move(fi));
       }

@@ -175,14 +175,14 @@ struct runtime::impl {
 
   runtime_options opts;
   cluster_link* link = nullptr;  ///< null: a single node
-  /// An index a named query's filter wants (core::query_definition::filter_index_fields): the
-  /// shards of `space` and `object` ("" for any, when the query binds it) keep one on `field`
-  /// of `dataset` once the dataset is large (shard_views.cpp, keep_filter_indexes).
+  /// An index a named query's filter wants (core::query_definition::filter_index_sorts): the
+  /// shards of `space` and `object` ("" for any, when the query binds it) keep one sorted by
+  /// `keys` on `dataset` once the dataset is large (shard_views.cpp, keep_filter_indexes).
   struct filter_index {
     std::string space;
     std::string object;
     std::string dataset;
-    std::string field;
+    std::vector<std::string> keys;
   };
   std::vector<filter_index> filter_indexes;
   store::durable_store& store;

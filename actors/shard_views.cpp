@@ -295,7 +295,7 @@ void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_sta
           (!fi.object.empty() && fi.object != st.unit.object) || ds.pinned.size() + 1 >= max) {
         continue;
       }
-      auto order = core::sort_spec::parse(std::vector<std::string>{fi.field});
+      auto order = core::sort_spec::parse(fi.keys);
       if (order && !ds.pins(sort_text(*order))) {
         ds.pinned.emplace_back(sort_text(*order), std::move(*order));
       }

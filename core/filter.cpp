@@ -2,6 +2,7 @@
 // values they admit at a field (filter::bounds_on). The parser is filter_parse.cpp.
 #include "core/filter.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -506,7 +507,33 @@ std::optional<path_bounds> node_bounds(const filter_node& n, const json_path& pa
   return std::nullopt;
 }
 
+bool node_exact_on(const filter_node& n, const json_path& a, const json_path& b) {
+  switch (n.k) {
+    case filter_node::kind::field: {
+      if (!(n.path == a) && !(n.path == b)) {
+        return false;
+      }
+      auto x = ops_bounds(n.ops);
+      return x && x->exact;
+    }
+    case filter_node::kind::all_of:
+      return std::all_of(n.children.begin(), n.children.end(),
+                         [&](const filter_node& c) { return node_exact_on(c, a, b); });
+    default:
+      for (const auto* p : {&a, &b}) {
+        if (auto x = node_bounds(n, *p); x && x->exact) {
+          return true;
+        }
+      }
+      return false;
+  }
+}
+
 }  // namespace
+
+bool filter::exact_on(const json_path& a, const json_path& b) const {
+  return !impl_->root.children.empty() && node_exact_on(impl_->root, a, b);
+}
 
 std::optional<path_bounds> filter::bounds_on(const json_path& path) const {
   if (impl_->root.children.empty()) {

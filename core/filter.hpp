@@ -123,6 +123,11 @@ class filter {
   /// matches can be, and to count exact bounds from ranks alone (core/match_spans).
   std::optional<path_bounds> bounds_on(const json_path& path) const;
 
+  /// Whether the filter is nothing but clauses, ANDed, that bounds_on gives exactly on `a` or on
+  /// `b` (each $or / $nor all on one of them): a record holding no array at either path then
+  /// matches exactly when both its values are admitted.
+  bool exact_on(const json_path& a, const json_path& b) const;
+
  private:
   struct impl;
 

@@ -6,8 +6,9 @@
 // admitted, as null.
 //
 // The bounds (filter::bounds_on) are an expression of intervals; each interval is two key_bound
-// lookups, and the expression's intersections, unions and complements are taken on the resulting
-// runs of ranks, which are plain integers however the values compare.
+// (keys_bound, within a value of the first key) lookups, and the expression's intersections, unions
+// and complements are taken on the resulting runs of ranks, which are plain integers however the
+// values compare.
 #include "core/match_spans.hpp"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ namespace {
 using boost::json::value;
 using spans_t = std::vector<rank_span>;
 
-// An interval of first-key values in value order: [lower, upper] with each end inclusive or not;
+// An interval of one key's values in value order: [lower, upper] with each end inclusive or not;
 // no upper: to the end of the index's values (booleans sort last).
 struct interval {
   value lower;
@@ -49,19 +50,39 @@ interval class_interval(int rank) {
   }
 }
 
-rank_span ranks_of(const order_index<record_ptr>& idx, const interval& i, bool descending) {
-  // The index runs in value order on an ascending first key, against it on a descending one.
-  const std::size_t value_end = !descending ? idx.size() : 0;
-  rank_span s = !descending
-                    ? rank_span{idx.key_bound(i.lower, !i.lower_inclusive),
-                                i.upper ? idx.key_bound(*i.upper, i.upper_inclusive) : value_end}
-                    : rank_span{i.upper ? idx.key_bound(*i.upper, !i.upper_inclusive) : value_end,
-                                idx.key_bound(i.lower, i.lower_inclusive)};
-  s.last = std::max(s.first, s.last);  // crossed bounds ({$gt: 5, $lt: 2}): an empty run
-  return s;
+// Where bounds on one key are resolved: that key's direction, and the block of ranks where the
+// keys before it are fixed (the whole index for the first key; one value's run of it for the
+// second).
+struct key_scope {
+  const order_index<record_ptr>& idx;
+  const value* fixed = nullptr;  // the first key's value, when the key is the second
+  bool descending = false;
+  rank_span block;
+};
+
+std::size_t bound(const key_scope& s, const value& v, bool after) {
+  if (s.fixed == nullptr) {
+    return s.idx.key_bound(v, after);
+  }
+  const value vs[2] = {*s.fixed, v};
+  return s.idx.keys_bound(vs, after);
 }
 
-rank_span range_ranks(const order_index<record_ptr>& idx, const value_range& r, bool descending) {
+rank_span ranks_of(const key_scope& s, const interval& i) {
+  // The block runs in value order on an ascending key, against it on a descending one.
+  const std::size_t value_end = !s.descending ? s.block.last : s.block.first;
+  rank_span r = !s.descending
+                    ? rank_span{bound(s, i.lower, !i.lower_inclusive),
+                                i.upper ? bound(s, *i.upper, i.upper_inclusive) : value_end}
+                    : rank_span{i.upper ? bound(s, *i.upper, !i.upper_inclusive) : value_end,
+                                bound(s, i.lower, i.lower_inclusive)};
+  r.first = std::max(r.first, s.block.first);
+  r.last = std::min(r.last, s.block.last);
+  r.last = std::max(r.first, r.last);  // crossed bounds ({$gt: 5, $lt: 2}): an empty run
+  return r;
+}
+
+rank_span range_ranks(const key_scope& s, const value_range& r) {
   auto i = class_interval(r.type_rank);
   if (r.lower) {
     i.lower = *r.lower;
@@ -71,7 +92,7 @@ rank_span range_ranks(const order_index<record_ptr>& idx, const value_range& r, 
     i.upper = *r.upper;
     i.upper_inclusive = r.upper_inclusive;
   }
-  return ranks_of(idx, i, descending);
+  return ranks_of(s, i);
 }
 
 // Sorted, disjoint, non-empty runs from any runs.
@@ -103,33 +124,32 @@ spans_t intersection(const spans_t& a, const spans_t& b) {
   return out;
 }
 
-// [0, n) without the runs of `a` (sorted, disjoint).
-spans_t complement(const spans_t& a, std::size_t n) {
+// `block` without the runs of `a` (sorted, disjoint, within it).
+spans_t complement(const spans_t& a, rank_span block) {
   spans_t out;
-  std::size_t at = 0;
+  std::size_t at = block.first;
   for (const auto& s : a) {
     if (s.first > at) {
       out.push_back({at, s.first});
     }
     at = std::max(at, s.last);
   }
-  if (at < n) {
-    out.push_back({at, n});
+  if (at < block.last) {
+    out.push_back({at, block.last});
   }
   return out;
 }
 
-// The ranks of the records with a first key other than an array that `b` admits.
-spans_t admitted(const order_index<record_ptr>& idx, const value_bounds& b, bool descending,
-                 const rank_span& arrays) {
+// The ranks of the records of the scope's block whose key, not an array, `b` admits.
+spans_t admitted(const key_scope& s, const value_bounds& b, const rank_span& arrays) {
   using kind = value_bounds::kind;
   switch (b.k) {
     case kind::range:
-      return normalized({range_ranks(idx, b.range, descending)});
+      return normalized({range_ranks(s, b.range)});
     case kind::all_of: {
-      spans_t out{{0, idx.size()}};
+      spans_t out{s.block};
       for (const auto& p : b.parts) {
-        out = intersection(out, admitted(idx, p, descending, arrays));
+        out = intersection(out, admitted(s, p, arrays));
       }
       return normalized(std::move(out));
     }
@@ -137,8 +157,8 @@ spans_t admitted(const order_index<record_ptr>& idx, const value_bounds& b, bool
     case kind::none_of: {
       spans_t any;
       for (const auto& p : b.parts) {
-        auto s = admitted(idx, p, descending, arrays);
-        any.insert(any.end(), s.begin(), s.end());
+        auto a = admitted(s, p, arrays);
+        any.insert(any.end(), a.begin(), a.end());
       }
       any = normalized(std::move(any));
       if (b.k == kind::any_of) {
@@ -146,14 +166,33 @@ spans_t admitted(const order_index<record_ptr>& idx, const value_bounds& b, bool
       }
       // Arrays are never admitted: they are read.
       any.push_back(arrays);
-      return complement(normalized(std::move(any)), idx.size());
+      return complement(normalized(std::move(any)), s.block);
     }
   }
   return {};
 }
 
-// Whether `b` admits no more than intervals do: a complement admits most values, unless it is
-// intersected with something that does not.
+// The values `b` admits when they are single values ($eq, $in): nullopt otherwise.
+std::optional<std::vector<value>> points_of(const value_bounds& b) {
+  auto point = [](const value_bounds& x) {
+    return x.k == value_bounds::kind::range && x.range.lower && x.range.upper &&
+           x.range.lower_inclusive && x.range.upper_inclusive &&
+           compare_json(&*x.range.lower, &*x.range.upper) == 0;
+  };
+  std::vector<value> out;
+  if (point(b)) {
+    out.push_back(*b.range.lower);
+  } else if (b.k == value_bounds::kind::any_of &&
+             std::all_of(b.parts.begin(), b.parts.end(), point)) {
+    for (const auto& p : b.parts) {
+      out.push_back(*p.range.lower);
+    }
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
 bool narrows(const value_bounds& b) {
   switch (b.k) {
     case value_bounds::kind::range:
@@ -182,22 +221,48 @@ std::optional<span_plan> span_plan::make(const filter& where, const sort_spec& o
   span_plan p;
   p.bounds_ = std::move(*bounds);
   p.descending_ = !order.keys().empty() && order.keys()[0].descending;
+  p.exact_ = p.bounds_.exact;
+  if (order.keys().size() >= 2 && !(order.paths()[1] == order.paths()[0])) {
+    auto points = points_of(p.bounds_.admitted);
+    auto second = points ? where.bounds_on(order.paths()[1]) : std::nullopt;
+    if (second) {
+      p.points_ = std::move(*points);
+      p.second_ = std::move(*second);
+      p.second_descending_ = order.keys()[1].descending;
+      p.exact_ = where.exact_on(order.paths()[0], order.paths()[1]);
+    }
+  }
   return p;
 }
 
-std::vector<rank_span> span_plan::scalar_spans(const order_index<record_ptr>& idx) const {
-  return admitted(idx, bounds_.admitted, descending_, array_span(idx));
-}
-
-rank_span span_plan::array_span(const order_index<record_ptr>& idx) const {
-  return ranks_of(idx, class_interval(4), descending_);
+plan_runs span_plan::runs(const order_index<record_ptr>& idx) const {
+  const key_scope first{idx, nullptr, descending_, {0, idx.size()}};
+  const auto arrays = ranks_of(first, class_interval(4));
+  if (!second_) {
+    return {admitted(first, bounds_.admitted, arrays), normalized({arrays})};
+  }
+  plan_runs out;
+  out.arrays.push_back(arrays);  // an element may be one of the values
+  for (const auto& v : points_) {
+    const key_scope within{idx, &v, second_descending_, ranks_of(first, {v, true, v, true})};
+    if (within.block.size() == 0) {
+      continue;
+    }
+    const auto second_arrays = ranks_of(within, class_interval(4));
+    auto a = admitted(within, second_->admitted, second_arrays);
+    out.admitted.insert(out.admitted.end(), a.begin(), a.end());
+    out.arrays.push_back(second_arrays);
+  }
+  // Values equal as numbers (1 and 1.0) give the same block twice.
+  out.admitted = normalized(std::move(out.admitted));
+  out.arrays = normalized(std::move(out.arrays));
+  return out;
 }
 
 std::vector<rank_span> span_plan::spans(const order_index<record_ptr>& idx) const {
-  const auto arrays = array_span(idx);
-  auto out = admitted(idx, bounds_.admitted, descending_, arrays);
-  out.push_back(arrays);
-  return normalized(std::move(out));
+  auto r = runs(idx);
+  r.admitted.insert(r.admitted.end(), r.arrays.begin(), r.arrays.end());
+  return normalized(std::move(r.admitted));
 }
 
 std::optional<std::uint64_t> count_by_ranks(const order_index<record_ptr>& idx, const filter& where,
@@ -206,18 +271,24 @@ std::optional<std::uint64_t> count_by_ranks(const order_index<record_ptr>& idx, 
   if (!plan || !plan->exact()) {
     return std::nullopt;
   }
-  auto arrays = plan->array_span(idx);
-  if (arrays.size() > max_array_reads) {
+  const auto runs = plan->runs(idx);
+  std::size_t reads = 0;
+  for (const auto& s : runs.arrays) {
+    reads += s.size();
+  }
+  if (reads > max_array_reads) {
     return std::nullopt;
   }
   std::uint64_t n = 0;
-  for (const auto& s : plan->scalar_spans(idx)) {
+  for (const auto& s : runs.admitted) {
     n += s.size();
   }
   auto& reader = thread_doc_reader();
-  auto it = idx.select(arrays.first);
-  for (std::size_t k = 0; k < arrays.size(); ++k, ++it) {
-    n += where.matches(reader.read_only(it.rec(), where.fields())) ? 1 : 0;
+  for (const auto& s : runs.arrays) {
+    auto it = idx.select(s.first);
+    for (std::size_t k = 0; k < s.size(); ++k, ++it) {
+      n += where.matches(reader.read_only(it.rec(), where.fields())) ? 1 : 0;
+    }
   }
   return n;
 }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -138,13 +139,25 @@ class order_index {
   /// compares prefixes and separators, and reads a document only where an entry's prefix ties
   /// `v`'s. Filters that bound the first key read only the ranks between two such bounds.
   std::size_t key_bound(const boost::json::value& v, bool after) const {
+    return keys_bound(std::span<const boost::json::value>(&v, 1), after);
+  }
+
+  /// The same over the first vs.size() keys (at most keys().size(), or 1 for a sort without
+  /// keys): the rank of the first entry whose values there, compared key by key in each key's
+  /// direction, are at or after `vs` (strictly after when `after`). Filters that fix the first
+  /// key to a value and bound the second read the ranks between two such bounds.
+  std::size_t keys_bound(std::span<const boost::json::value> vs, bool after) const {
     if (!root_) {
       return 0;
     }
-    const std::uint64_t pv = spec_.prefix_of_first_key(v);
-    // Whether a first-key value lies before the bound.
-    auto before = [&](const boost::json::value* x) {
-      const int c = spec_.compare_first_key(x, &v);
+    const std::uint64_t pv = spec_.prefix_of_first_key(vs[0]);
+    // Whether a record's (or separator's) values of those keys lie before the bound; `at(k)`
+    // gives key k's value.
+    auto before = [&](auto&& at) {
+      int c = 0;
+      for (std::size_t k = 0; k < vs.size() && c == 0; ++k) {
+        c = spec_.compare_key(k, at(k), &vs[k]);
+      }
       return after ? c <= 0 : c < 0;
     };
     // Descends to the last child whose separator lies before the bound (child 0 when none
@@ -153,10 +166,10 @@ class order_index {
     leaf* l = descend_by(
         [&](const sort_position& sep) {
           if (!sep.values.empty()) {
-            return before(&sep.values[0]);
+            return before([&](std::size_t k) { return &sep.values[k]; });
           }
           const boost::json::value id(sep.id);  // a sort without keys orders by id first
-          return before(&id);
+          return before([&](std::size_t) { return &id; });
         },
         rank);
     int lo = 0, hi = l->n;
@@ -165,7 +178,8 @@ class order_index {
       const entry& e = l->items[mid];
       const bool b = e.prefix != pv
                          ? e.prefix < pv
-                         : before(spec_.first_key(index_doc_reader().read(*to_raw(e.rec))));
+                         : before([&, &doc = index_doc_reader().read(*to_raw(e.rec))](
+                                      std::size_t k) { return spec_.key_value(doc, k); });
       if (b) {
         lo = mid + 1;
       } else {

@@ -393,12 +393,26 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   // for large datasets, so the query's first page needs no pass. A complement ($ne, $nin) earns
   // one only where it is the whole filter (its count then comes from ranks); beside other
   // fields it would narrow nothing.
-  def.filter_index_fields.clear();
-  for (const auto& field : parsed->fields()) {
+  def.filter_index_sorts.clear();
+  const auto& fields = parsed->fields();
+  for (const auto& field : fields) {
     auto order = sort_spec::parse(std::vector<std::string>{field});
     auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
     if (plan && (plan->narrow() || plan->exact())) {
-      def.filter_index_fields.push_back(field);
+      def.filter_index_sorts.push_back({field});
+    }
+  }
+  // Two fields, one fixed to values: an index on both counts the filter from its ranks where
+  // one on each would count neither (each field's bounds may admit many records).
+  if (fields.size() == 2) {
+    for (const auto& keys :
+         {std::vector{fields[0], fields[1]}, std::vector{fields[1], fields[0]}}) {
+      auto order = sort_spec::parse(keys);
+      auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
+      if (plan && plan->compound() && plan->exact()) {
+        def.filter_index_sorts = {keys};
+        break;
+      }
     }
   }
   return {};

@@ -49,13 +49,15 @@ struct query_definition {
   access_rule authorize;
   /// The claims its selectors and filter name ("{claims.<name>}"), in first-use order.
   std::vector<std::string> claims;
-  /// The top-level fields its filter bounds whatever its arguments' values
-  /// ({"state": "{state}"}, {"n": {"$gte": "{min}"}}, {"tag": {"$in": ["{a}", "{b}"]}}; a
-  /// complement such as {"done": {"$ne": true}} only when it is the whole filter): an index on
-  /// one of them answers the filter's count and finds its matches without reading every record,
-  /// so the node keeps one on each for the datasets the query reads once they are large (actors,
-  /// shard_views.cpp).
-  std::vector<std::string> filter_index_fields;
+  /// The indexes (sort keys) that answer its filter's count and find its matches without
+  /// reading every record, whatever its arguments' values: the node keeps each for the
+  /// datasets the query reads once they are large (actors, shard_views.cpp). One on each
+  /// top-level field the filter bounds ({"state": "{state}"}, {"n": {"$gte": "{min}"}},
+  /// {"tag": {"$in": ["{a}", "{b}"]}}; a complement such as {"done": {"$ne": true}} only when
+  /// it is the whole filter); or, for a filter that is nothing but bounds on two fields, one
+  /// fixed to values ({"owner": "{me}", "ts": {"$gte": "{since}"}}), one index on both, that
+  /// fixed one first (core::span_plan::compound), which counts it whatever each admits.
+  std::vector<std::vector<std::string>> filter_index_sorts;
 
   /// False only for the single-document case (object set, dataset absent).
   bool yields_collection() const;

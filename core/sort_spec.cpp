@@ -435,9 +435,10 @@ std::uint64_t sort_spec::prefix_of_first_key(const boost::json::value& v) const 
   return !keys_.empty() && keys_[0].descending ? ~p : p;
 }
 
-int sort_spec::compare_first_key(const boost::json::value* a, const boost::json::value* b) const {
+int sort_spec::compare_key(std::size_t k, const boost::json::value* a,
+                           const boost::json::value* b) const {
   const int c = compare_json(a, b);
-  return !keys_.empty() && keys_[0].descending ? -c : c;
+  return k < keys_.size() && keys_[k].descending ? -c : c;
 }
 
 json_path sort_spec::first_key_path() const {

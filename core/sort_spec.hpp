@@ -96,7 +96,17 @@ class sort_spec {
   }
 
   /// compare_json of two first-key values, in the sort's direction on that key.
-  int compare_first_key(const boost::json::value* a, const boost::json::value* b) const;
+  int compare_first_key(const boost::json::value* a, const boost::json::value* b) const {
+    return compare_key(0, a, b);
+  }
+
+  /// Key k's value in `doc` (its "id" when the sort has no keys and k is 0), or nullptr.
+  const boost::json::value* key_value(const boost::json::object& doc, std::size_t k) const {
+    return paths_.empty() ? doc.if_contains("id") : paths_[k].find(doc);
+  }
+
+  /// compare_json of two values of key k, in the sort's direction on that key.
+  int compare_key(std::size_t k, const boost::json::value* a, const boost::json::value* b) const;
 
   /// The path of the first key: its "id" when the sort has no keys.
   json_path first_key_path() const;

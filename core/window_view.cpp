@@ -81,10 +81,11 @@ bool window_view::fill(std::optional<std::uint64_t> known_matches, std::size_t m
     complete_ = it == idx_.end();
     return true;
   }
-  if (plan_ && plan_->exact() && plan_->array_span(idx_).size() == 0) {
+  const auto found = plan_ && plan_->exact() ? plan_->runs(idx_) : plan_runs{};
+  if (plan_ && plan_->exact() && found.arrays.empty()) {
     // The matches are exactly the admitted runs: the window is read at its ranks, as with no
     // filter (an Arc page deep into a filtered query parses only its own rows).
-    const auto runs = plan_->scalar_spans(idx_);
+    const auto& runs = found.admitted;
     matches_ = 0;
     for (const auto& run : runs) {
       matches_ += run.size();

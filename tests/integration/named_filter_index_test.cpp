@@ -201,5 +201,39 @@ TEST_F(NamedFilterIndex, UnionsAndComplementsOfOneFieldAreCountedFromItsIndex) {
   EXPECT_EQ(dataset_passes(port, "filter"), before);
 }
 
+TEST_F(NamedFilterIndex, TwoFieldsOneFixedToAValueAreCountedFromOneIndexOnBoth) {
+  // Each field's bounds admit more than 16,384 records (tag early: 39,990; n >= 10,000:
+  // 30,000), so neither field's own index could count the filter: one on ["tag", "n"] does.
+  node = start_node(dir.path(), "", std::string{R"(queries:
+  - name: T.Items.ByTagSince
+    route: /api/t/items/by-tag-since
+    space: t
+    object: c
+    dataset: items
+    filter: { tag: "{tag}", n: { $gte: "{min}" } }
+    sort: ["n"]
+    arguments: { tag: string, min: integer }
+)"});
+  ASSERT_TRUE(node);
+  port = node->http_port();
+  seed();
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 1);  // ["tag", "n"]
+  const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=early&min=10000"),
+            (std::pair{std::uint64_t{late_from - 10000}, ids{"r10000", "r10001"}}));
+  EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=late&min=39995"),
+            (std::pair{std::uint64_t{5}, ids{"r39995", "r39996"}}));
+  EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=early&min=39990"),
+            (std::pair{std::uint64_t{0}, ids{}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+  put_record(port, "t", "c", "items", "r20000", R"({"n":20000,"tag":"late"})");
+  EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=late&min=0"),
+            (std::pair{std::uint64_t{11}, ids{"r20000", "r39990"}}));
+  EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=early&min=10000"),
+            (std::pair{std::uint64_t{late_from - 10001}, ids{"r10000", "r10001"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+}
+
 }  // namespace
 }  // namespace weir::test

@@ -44,14 +44,37 @@ std::vector<record_ptr> records(std::mt19937& rng, int arrays) {
           d["n"] = n;
       }
     }
+    // "k": a few strings, a number, null, missing, now and then an array.
+    switch (rng() % 8) {
+      case 0:
+      case 1:
+        d["k"] = "a";
+        break;
+      case 2:
+      case 3:
+        d["k"] = "b";
+        break;
+      case 4:
+        d["k"] = i % 97 == 0 ? boost::json::value(boost::json::array{"a", "z"}) : "c";
+        break;
+      case 5:
+        d["k"] = 3;
+        break;
+      case 6:
+        d["k"] = nullptr;
+        break;
+      default:
+        break;
+    }
     d["_ver"] = boost::json::object{{"id", "1"}};
     out.push_back(make_record(d));
   }
   return out;
 }
 
-std::unique_ptr<index> build(const std::vector<record_ptr>& recs, const std::string& sort) {
-  auto spec = sort_spec::parse(std::vector<std::string>{sort}).value();
+std::unique_ptr<index> build(const std::vector<record_ptr>& recs,
+                             const std::vector<std::string>& sort) {
+  auto spec = sort_spec::parse(sort).value();
   auto idx = std::make_unique<index>(spec);
   for (const auto& r : recs) {
     idx->insert(r, spec.position_of(parse_doc(*r)));
@@ -87,7 +110,7 @@ TEST(MatchSpans, CountByRanksEqualsTheMatchesInBothDirections) {
   std::mt19937 rng{7};
   auto recs = records(rng, 25);
   for (const std::string sort : {"n", "-n"}) {
-    auto idx = build(recs, sort);
+    auto idx = build(recs, {sort});
     for (const auto& text : exact_filters) {
       auto f = filter::parse(boost::json::parse(text)).value();
       auto n = count_by_ranks(*idx, f, max_array_reads_for_count);
@@ -106,7 +129,7 @@ TEST(MatchSpans, EveryMatchLiesInTheSpans) {
   filters.push_back(R"({"n":{"$nin":[5,6]},"id":{"$lt":"r5"}})");
   filters.push_back(R"({"n":{"$in":[5,6],"$size":2}})");
   for (const std::string sort : {"n", "-n"}) {
-    auto idx = build(recs, sort);
+    auto idx = build(recs, {sort});
     for (const auto& text : filters) {
       auto f = filter::parse(boost::json::parse(text)).value();
       auto plan = span_plan::make(f, idx->spec());
@@ -126,10 +149,72 @@ TEST(MatchSpans, EveryMatchLiesInTheSpans) {
   }
 }
 
+// An index on ["k", "n"]: a filter fixing k to values and bounding n is read, and counted, from
+// the runs of n's bounds within each value's, in every direction of the two keys.
+TEST(MatchSpans, TwoKeysFixedThenBoundedAreCountedFromTheRunsWithinEachValue) {
+  std::mt19937 rng{5};
+  auto recs = records(rng, 25);
+  const std::vector<std::string> exact{
+      R"({"k":"a","n":{"$gte":100}})",
+      R"({"k":{"$in":["a","b",3]},"n":{"$ne":42}})",
+      R"({"k":null,"n":{"$lt":50}})",
+      R"({"k":{"$in":[3,3.0]},"n":{"$gt":10,"$lte":400}})",
+      R"({"$and":[{"k":"a"},{"$or":[{"n":{"$lt":10}},{"n":{"$gt":490}}]}]})",
+      R"({"k":{"$in":[]},"n":5})",
+      R"({"k":"b","n":{"$in":[1,2,3,"k5",true]}})",
+      R"({"n":{"$nin":[1,2]},"k":"c"})",
+      R"({"k":"a","n":null})"};
+  const std::vector<std::string> inexact{R"({"k":"a","n":{"$gte":100},"id":{"$lt":"r5"}})",
+                                         R"({"k":"a","$or":[{"n":{"$lt":10}},{"n":5,"id":"r1"}]})"};
+  for (const std::vector<std::string>& sort :
+       {std::vector<std::string>{"k", "n"}, {"-k", "n"}, {"k", "-n"}, {"-k", "-n"}}) {
+    auto idx = build(recs, sort);
+    for (const auto& text : exact) {
+      auto f = filter::parse(boost::json::parse(text)).value();
+      auto plan = span_plan::make(f, idx->spec());
+      ASSERT_TRUE(plan && plan->compound() && plan->exact()) << sort[0] << " " << text;
+      auto n = count_by_ranks(*idx, f, max_array_reads_for_count);
+      ASSERT_TRUE(n.has_value()) << text;
+      EXPECT_EQ(*n, brute_count(recs, f)) << sort[0] << sort[1] << " " << text;
+    }
+    for (const auto& text : inexact) {
+      auto f = filter::parse(boost::json::parse(text)).value();
+      auto plan = span_plan::make(f, idx->spec());
+      ASSERT_TRUE(plan && plan->compound() && !plan->exact()) << text;
+      EXPECT_FALSE(count_by_ranks(*idx, f, max_array_reads_for_count)) << text;
+    }
+    for (const auto& text : [&] {
+           auto all = exact;
+           all.insert(all.end(), inexact.begin(), inexact.end());
+           return all;
+         }()) {
+      auto f = filter::parse(boost::json::parse(text)).value();
+      std::uint64_t in_spans = 0;
+      std::size_t last_end = 0;
+      for (const auto& s : span_plan::make(f, idx->spec())->spans(*idx)) {
+        ASSERT_GE(s.first, last_end) << "spans in index order, disjoint";
+        last_end = s.last;
+        auto it = idx->select(s.first);
+        for (std::size_t k = 0; k < s.size(); ++k, ++it) {
+          in_spans += f.matches(parse_doc(it.rec())) ? 1 : 0;
+        }
+      }
+      EXPECT_EQ(in_spans, brute_count(recs, f)) << sort[0] << sort[1] << " " << text;
+    }
+  }
+  // Not fixed to values, or the second key unbounded: the first key's runs alone.
+  auto idx = build(recs, {"k", "n"});
+  for (const char* text : {R"({"k":{"$gte":"a"},"n":5})", R"({"k":"a"})", R"({"k":"a","m":1})"}) {
+    auto plan = span_plan::make(filter::parse(boost::json::parse(text)).value(), idx->spec());
+    ASSERT_TRUE(plan) << text;
+    EXPECT_FALSE(plan->compound()) << text;
+  }
+}
+
 TEST(MatchSpans, NoCountFromRanksWhereItWouldNotBeExactOrCheap) {
   std::mt19937 rng{3};
   auto recs = records(rng, 25);
-  auto idx = build(recs, "n");
+  auto idx = build(recs, {"n"});
   for (const std::string text :
        {R"({"n":{"$gte":100},"id":"r1"})", R"({"n":{"$regex":"^k","$options":"i"}})",
         R"({"n":{"$in":[[1],2]}})", R"({"n":{"$ne":{"a":1}}})", R"({"id":{"$gte":"r5"}})",

@@ -78,18 +78,34 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
   // `text`'s pattern is an argument (no prefix to bound it); $elemMatch puts no bound on its
   // field, nor an $or of branches on different fields; `owner`'s $ne admits most values, which
   // narrows nothing beside other fields.
-  EXPECT_EQ(d.filter_index_fields, (std::vector<std::string>{"state", "n", "fixed", "tag"}));
+  using sorts = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(d.filter_index_sorts, (sorts{{"state"}, {"n"}, {"fixed"}, {"tag"}}));
   // A complement that is the whole filter: its count comes from the index's ranks.
   auto alone =
       parse_ok(R"({"name": "A.C", "route": "/c", "space": "s", "object": "o", "dataset": "d",
     "arguments": {"f": "boolean"}, "filter": {"done": {"$ne": "{f}"}}})");
-  EXPECT_EQ(alone.filter_index_fields, (std::vector<std::string>{"done"}));
+  EXPECT_EQ(alone.filter_index_sorts, (sorts{{"done"}}));
   auto either =
       parse_ok(R"({"name": "A.D", "route": "/d", "space": "s", "object": "o", "dataset": "d",
     "arguments": {"a": "string"}, "filter": {"$or": [{"k": "{a}"}, {"k": {"$lt": "b"}}]}})");
-  EXPECT_EQ(either.filter_index_fields, (std::vector<std::string>{"k"}));
-  EXPECT_TRUE(
-      parse_ok(R"({"name": "Q", "route": "/q", "space": "s"})").filter_index_fields.empty());
+  EXPECT_EQ(either.filter_index_sorts, (sorts{{"k"}}));
+  // Two fields, one fixed to values: one index on both, that one first, counts it whatever
+  // each field's bounds admit.
+  auto pair = parse_ok(R"({"name": "A.E", "route": "/e", "space": "s", "object": "o",
+    "dataset": "d", "arguments": {"since": "integer", "a": "string", "b": "string"},
+    "filter": {"ts": {"$gte": "{since}"}, "owner": {"$in": ["{a}", "{b}"]}}})");
+  EXPECT_EQ(pair.filter_index_sorts, (sorts{{"owner", "ts"}}));
+  // Neither fixed to values: one index on each.
+  auto ranges = parse_ok(R"({"name": "A.F", "route": "/f", "space": "s", "object": "o",
+    "dataset": "d", "arguments": {"since": "integer"},
+    "filter": {"ts": {"$gte": "{since}"}, "n": {"$lt": 5}}})");
+  EXPECT_EQ(ranges.filter_index_sorts, (sorts{{"ts"}, {"n"}}));
+  // A third clause the two do not bound: one on each.
+  auto more = parse_ok(R"({"name": "A.G", "route": "/g", "space": "s", "object": "o",
+    "dataset": "d", "arguments": {"a": "string"},
+    "filter": {"owner": "{a}", "ts": {"$gte": 5}, "tags": {"$size": 2}}})");
+  EXPECT_EQ(more.filter_index_sorts, (sorts{{"owner"}, {"ts"}}));
+  EXPECT_TRUE(parse_ok(R"({"name": "Q", "route": "/q", "space": "s"})").filter_index_sorts.empty());
   EXPECT_TRUE(is_placeholder("{st}"));
   EXPECT_TRUE(is_placeholder("{claims.sub}"));
   EXPECT_FALSE(is_placeholder("items"));
