@@ -390,9 +390,9 @@ index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order);
 
 /// The number of matches of `q`'s filter when the dataset has it without counting: an open
 /// window of the dataset with the same filter that counts (on any sort), a kept count (then
-/// marked used), or an index whose first key the filter bounds and nothing else
-/// (core::count_by_ranks, O(k log N) for k intervals). nullopt: a window opening on it would count
-/// every record.
+/// marked used), or an index whose first key (or first two, core::span_plan::compound) the
+/// filter bounds and nothing else (core::count_by_ranks, O(k log N) for k intervals). nullopt: a
+/// window opening on it would count every record.
 std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_query& q);
 
 /// Whether a subscription waiting for a pass or an index build (or, its job done, about to be
@@ -427,16 +427,16 @@ const core::first_matches* located_for(const dataset_state& ds, const core::boun
 std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_type& idx,
                                                const core::bound_query& q, std::size_t max_reads);
 
-/// The records an index whose first key `where` bounds gives as the only ones that can match
-/// (core::span_plan), from the index whose runs hold the fewest, when they are at most
+/// The records an index whose first key (or first two) `where` bounds gives as the only ones that
+/// can match (core::span_plan), from the index whose runs hold the fewest, when they are at most
 /// `max_reads` (marking that index used). nullopt when no index gives so few.
 std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
                                                               const core::filter& where,
                                                               std::size_t max_reads);
 
-/// The window of bounded `q` filled from the records an index whose first key `q`'s filter
-/// bounds gives as the only ones that can match (core::span_plan), when they are at most
-/// `max_reads`: its count and rows by one pass over those records on this thread, whatever the
+/// The window of bounded `q` filled from the records an index whose first key (or first two)
+/// `q`'s filter bounds gives as the only ones that can match (core::span_plan), when they are at
+/// most `max_reads`: its count and rows by one pass over those records on this thread, whatever the
 /// window's sort. nullptr when no index gives so few.
 std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
                                                      std::size_t max_reads);

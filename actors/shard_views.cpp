@@ -35,7 +35,8 @@ std::optional<std::uint64_t> known_count(dataset_state& ds, const core::bound_qu
     kc->second.used = clock_type::now();
     return kc->second.matches;
   }
-  // A filter that is nothing but bounds on some index's first key is counted from its ranks.
+  // A filter that is nothing but bounds on some index's first key (or first two) is counted from
+  // its ranks.
   for (auto& [k, ie] : ds.indexes) {
     if (auto n = core::count_by_ranks(*ie.idx, q.where, core::max_array_reads_for_count)) {
       if (ie.views.empty()) {

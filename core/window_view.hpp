@@ -9,7 +9,7 @@
 // Cost per write: O(log N) per change plus the scan for a replacement row, which is one step
 // with no filter and ~1/selectivity records (each parsed once) with one; plus O(window) to diff
 // the window once per write. Scans read only the ranks where matches can be (core/match_spans)
-// when the filter bounds the index's first key.
+// when the filter bounds the index's first key (or fixes it and bounds the second).
 #pragma once
 
 #include <cstdint>
@@ -128,7 +128,7 @@ class window_view {
   const index& idx_;
   filter where_;
   bool match_all_;
-  std::optional<span_plan> plan_;  // what the filter admits at the index's first key
+  std::optional<span_plan> plan_;  // what the filter admits at the index's first key(s)
   std::uint64_t offset_;
   std::uint64_t limit_;
   bool count_;
