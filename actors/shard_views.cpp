@@ -291,9 +291,21 @@ void keep_filter_indexes(shard_ptr self, const std::string& dataset, dataset_sta
   const auto max = st.rt->opts.hub.max_sort_indexes_per_dataset;
   if (!ds.pins_known) {
     ds.pins_known = true;
-    for (const auto& fi : st.rt->filter_indexes) {
-      if (fi.dataset != dataset || (!fi.space.empty() && fi.space != st.unit.space) ||
-          (!fi.object.empty() && fi.object != st.unit.object) || ds.pinned.size() + 1 >= max) {
+    const auto& wanted = st.rt->filter_indexes;
+    auto here = [&](const runtime::impl::filter_index& fi) {
+      return fi.dataset == dataset && (fi.space.empty() || fi.space == st.unit.space) &&
+             (fi.object.empty() || fi.object == st.unit.object);
+    };
+    // An index on one field is no use beside one on that field and another: the latter's runs
+    // on its first key are the same.
+    auto subsumed = [&](const runtime::impl::filter_index& fi) {
+      return fi.keys.size() == 1 &&
+             std::any_of(wanted.begin(), wanted.end(), [&](const auto& other) {
+               return here(other) && other.keys.size() > 1 && other.keys[0] == fi.keys[0];
+             });
+    };
+    for (const auto& fi : wanted) {
+      if (!here(fi) || subsumed(fi) || ds.pinned.size() + 1 >= max) {
         continue;
       }
       auto order = core::sort_spec::parse(fi.keys);

@@ -213,13 +213,24 @@ TEST_F(NamedFilterIndex, TwoFieldsOneFixedToAValueAreCountedFromOneIndexOnBoth) 
     filter: { tag: "{tag}", n: { $gte: "{min}" } }
     sort: ["n"]
     arguments: { tag: string, min: integer }
+  - name: T.Items.OfTag
+    route: /api/t/items/of-tag
+    space: t
+    object: c
+    dataset: items
+    filter: { tag: "{tag}" }
+    sort: ["n"]
+    arguments: { tag: string }
 )"});
   ASSERT_TRUE(node);
   port = node->http_port();
   seed();
   wait_for_index_builds();
-  EXPECT_EQ(dataset_passes(port, "index"), 1);  // ["tag", "n"]
+  // ["tag", "n"] alone: it serves the query on `tag` alone as an index on `tag` would.
+  EXPECT_EQ(dataset_passes(port, "index"), 1);
   const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_at("/api/t/items/of-tag?tag=late"),
+            (std::pair{std::uint64_t{10}, ids{"r39990", "r39991"}}));
   EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=early&min=10000"),
             (std::pair{std::uint64_t{late_from - 10000}, ids{"r10000", "r10001"}}));
   EXPECT_EQ(page_at("/api/t/items/by-tag-since?tag=late&min=39995"),
