@@ -36,8 +36,23 @@ const char* const queries = R"(queries:
     arguments: { obj: string, tag: string }
 )";
 
+/// A named query over t/c/items sorted by n, as a YAML list entry.
+std::string query_of_c(const std::string& name, const std::string& route, const std::string& filter,
+                       const std::string& arguments) {
+  return "  - name: " + name + "\n    route: " + route +
+         "\n    space: t\n    object: c\n    dataset: items\n    filter: " + filter +
+         "\n    sort: [\"n\"]\n    arguments: " + arguments + "\n";
+}
+
 class NamedFilterIndex : public ::testing::Test {
  protected:
+  /// Starts the node with `entries` (query_of_c) as its queries.
+  void start_with(const std::string& entries) {
+    node = start_node(dir.path(), "", "queries:\n" + entries);
+    ASSERT_TRUE(node);
+    port = node->http_port();
+  }
+
   void start(const std::string& extra = "") {
     node = start_node(dir.path(), extra, std::string{queries});
     ASSERT_TRUE(node);
@@ -138,18 +153,8 @@ TEST_F(NamedFilterIndex, ALoadedUnitGetsTheIndexAndWindowsOfOtherSortsCannotDrop
 }
 
 TEST_F(NamedFilterIndex, AQueryOfOneObjectIndexesThatObjectsDatasetOnly) {
-  node = start_node(dir.path(), "", std::string{R"(queries:
-  - name: T.Items.OfC
-    route: /api/t/items/of-c
-    space: t
-    object: c
-    dataset: items
-    filter: { tag: "{tag}" }
-    sort: ["n"]
-    arguments: { tag: string }
-)"});
-  ASSERT_TRUE(node);
-  port = node->http_port();
+  start_with(
+      query_of_c("T.Items.OfC", "/api/t/items/of-c", R"({ tag: "{tag}" })", "{ tag: string }"));
   seed_tagged_records(port, "d");
   seed_tagged_records(port, "c");
   wait_for_index_builds();
@@ -157,26 +162,10 @@ TEST_F(NamedFilterIndex, AQueryOfOneObjectIndexesThatObjectsDatasetOnly) {
 }
 
 TEST_F(NamedFilterIndex, UnionsAndComplementsOfOneFieldAreCountedFromItsIndex) {
-  node = start_node(dir.path(), "", std::string{R"(queries:
-  - name: T.Items.InTags
-    route: /api/t/items/in-tags
-    space: t
-    object: c
-    dataset: items
-    filter: { tag: { $in: ["{a}", "{b}"] } }
-    sort: ["n"]
-    arguments: { a: string, b: string }
-  - name: T.Items.NotTag
-    route: /api/t/items/not-tag
-    space: t
-    object: c
-    dataset: items
-    filter: { $nor: [{ tag: "{tag}" }] }
-    sort: ["n"]
-    arguments: { tag: string }
-)"});
-  ASSERT_TRUE(node);
-  port = node->http_port();
+  start_with(query_of_c("T.Items.InTags", "/api/t/items/in-tags",
+                        R"({ tag: { $in: ["{a}", "{b}"] } })", "{ a: string, b: string }") +
+             query_of_c("T.Items.NotTag", "/api/t/items/not-tag", R"({ $nor: [{ tag: "{tag}" }] })",
+                        "{ tag: string }"));
   seed();
   wait_for_index_builds();
   EXPECT_EQ(dataset_passes(port, "index"), 1);  // `tag`, once for both queries
@@ -204,26 +193,10 @@ TEST_F(NamedFilterIndex, UnionsAndComplementsOfOneFieldAreCountedFromItsIndex) {
 TEST_F(NamedFilterIndex, TwoFieldsOneFixedToAValueAreCountedFromOneIndexOnBoth) {
   // Each field's bounds admit more than 16,384 records (tag early: 39,990; n >= 10,000:
   // 30,000), so neither field's own index could count the filter: one on ["tag", "n"] does.
-  node = start_node(dir.path(), "", std::string{R"(queries:
-  - name: T.Items.ByTagSince
-    route: /api/t/items/by-tag-since
-    space: t
-    object: c
-    dataset: items
-    filter: { tag: "{tag}", n: { $gte: "{min}" } }
-    sort: ["n"]
-    arguments: { tag: string, min: integer }
-  - name: T.Items.OfTag
-    route: /api/t/items/of-tag
-    space: t
-    object: c
-    dataset: items
-    filter: { tag: "{tag}" }
-    sort: ["n"]
-    arguments: { tag: string }
-)"});
-  ASSERT_TRUE(node);
-  port = node->http_port();
+  start_with(
+      query_of_c("T.Items.ByTagSince", "/api/t/items/by-tag-since",
+                 R"({ tag: "{tag}", n: { $gte: "{min}" } })", "{ tag: string, min: integer }") +
+      query_of_c("T.Items.OfTag", "/api/t/items/of-tag", R"({ tag: "{tag}" })", "{ tag: string }"));
   seed();
   wait_for_index_builds();
   // ["tag", "n"] alone: it serves the query on `tag` alone as an index on `tag` would.
