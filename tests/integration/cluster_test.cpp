@@ -500,6 +500,37 @@ struct watch_replay {
   }
 };
 
+/// Keeps a test's gRPC client connection answering the owner's keepalive pings while the test
+/// thread does not read from it. A synchronous client's transport is only read while some call
+/// on it is waited on, and the owner closes a connection whose ping goes unanswered for
+/// cluster.downAfterMs (1 s here): a test that stops reading for longer (the writes below took
+/// 3 s under the sanitizers) would see its stream end instead of a slow gateway's resync. A real
+/// gateway's transport is read by gRPC's own threads whether or not a watch is read, so this
+/// thread waits in a Read on an empty Watch stream of the same connection, which reads it.
+class transport_keeper {
+ public:
+  explicit transport_keeper(weir::v1::QueryOwner::Stub& stub) {
+    ctx_.AddMetadata("x-weir-peer-token", cluster3::peer_token);
+    stream_ = stub.Watch(&ctx_);
+    reader_ = std::thread{[this] {
+      weir::v1::WatchEvent ev;
+      while (stream_->Read(&ev)) {
+      }
+    }};
+  }
+  ~transport_keeper() {
+    ctx_.TryCancel();
+    reader_.join();
+  }
+  transport_keeper(const transport_keeper&) = delete;
+  transport_keeper& operator=(const transport_keeper&) = delete;
+
+ private:
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<weir::v1::WatchRequest, weir::v1::WatchEvent>> stream_;
+  std::thread reader_;
+};
+
 TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) {
   cluster3 cl{"  maxStreamQueueBytes: 65536\n"};
   const int c = 2;
@@ -528,6 +559,7 @@ TEST(ClusterProcess, SlowGatewayIsResyncedWithASnapshotNotBufferedWithoutBound) 
   ctx.AddMetadata("x-weir-peer-token", cluster3::peer_token);  // this test plays a member
   ctx.set_deadline(std::chrono::system_clock::now() + 60s);
   auto stream = stub->Watch(&ctx);
+  transport_keeper keeper{*stub};
   weir::v1::WatchRequest open;
   open.set_watch_id(7);
   auto* q = open.mutable_open();
