@@ -227,6 +227,9 @@ def main():
                 f"p99 {spread([r['ready_ms']['p99'] for r in rs], '.0f', ' ms')})"
                 + (f"; all leaving at once cost the server "
                    f"{spread([r['disconnect_server_cpu_s'] for r in rs], '.3f', ' s')} of CPU"
+                   + (f" (user {spread([r['disconnect_server_user_s'] for r in rs], '.2f', ' s')}, "
+                      f"system {spread([r['disconnect_server_system_s'] for r in rs], '.2f', ' s')})"
+                      if all('disconnect_server_user_s' in r for r in rs) else "")
                    if all('disconnect_server_cpu_s' in r for r in rs) else ""))
         lines.append("")
 

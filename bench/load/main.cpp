@@ -668,6 +668,7 @@ class bench_run {
     // key (its CPU from the closes until it has been idle for 300 ms, bounded at 60 s).
     co_await sleep_ms(300);
     auto d0 = now();
+    auto split0 = process_cpu_split(o_.server_pid);
     for (auto& s : subs_)
       s->stop();
     auto last = d0;
@@ -682,23 +683,27 @@ class bench_run {
         break;
     }
     double disconnect_cpu = last.server_cpu - d0.server_cpu;
+    auto split1 = process_cpu_split(o_.server_pid);
     double disconnect_s = quiet_since - d0.t;
     auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
     std::printf(
         "{%s,\"ready\":%llu,\"failed\":%llu,\"all_ready_s\":%.3f,"
         "\"ready_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"server_cpu_s\":%.2f,"
-        "\"disconnect_server_cpu_s\":%.3f,\"disconnect_s\":%.3f}\n",
+        "\"disconnect_server_cpu_s\":%.3f,\"disconnect_server_user_s\":%.2f,"
+        "\"disconnect_server_system_s\":%.2f,\"disconnect_s\":%.3f}\n",
         common_json().c_str(), static_cast<unsigned long long>(st_.ready),
         static_cast<unsigned long long>(st_.failed), connect_seconds_,
         ms(st_.ready_time.percentile(0.5)), ms(st_.ready_time.percentile(0.99)),
-        ms(st_.ready_time.max()), s1.server_cpu - s0.server_cpu, disconnect_cpu, disconnect_s);
+        ms(st_.ready_time.max()), s1.server_cpu - s0.server_cpu, disconnect_cpu,
+        split1.user - split0.user, split1.system - split0.system, disconnect_s);
     std::fflush(stdout);
     std::fprintf(stderr,
                  "storm    %-5s %-3s ready=%llu/%d all ready in %.2f s (p50 %.0f ms, p99 %.0f ms); "
-                 "all left: server CPU %.3f s over %.2f s\n",
+                 "all left: server CPU %.3f s (user %.2f, system %.2f) over %.2f s\n",
                  name_of(o_.server), name_of(o_.via), static_cast<unsigned long long>(st_.ready),
                  o_.subscribers, connect_seconds_, ms(st_.ready_time.percentile(0.5)),
-                 ms(st_.ready_time.percentile(0.99)), disconnect_cpu, disconnect_s);
+                 ms(st_.ready_time.percentile(0.99)), disconnect_cpu, split1.user - split0.user,
+                 split1.system - split0.system, disconnect_s);
   }
 
   void report_not_ready() {

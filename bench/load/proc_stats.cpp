@@ -43,19 +43,25 @@ std::uint64_t sockstat_field(const char* name) {
 }
 }  // namespace
 
-double process_cpu_seconds(int pid) {
+cpu_split process_cpu_split(int pid) {
   if (pid <= 0) {
-    return 0;
+    return {};
   }
   auto s = read_file(("/proc/" + std::to_string(pid) + "/stat").c_str());
   auto p = s.rfind(')');
   if (p == std::string::npos) {
-    return 0;
+    return {};
   }
   unsigned long utime = 0, stime = 0;
   std::sscanf(s.c_str() + p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
               &stime);
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  auto tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return {static_cast<double>(utime) / tick, static_cast<double>(stime) / tick};
+}
+
+double process_cpu_seconds(int pid) {
+  auto c = process_cpu_split(pid);
+  return c.user + c.system;
 }
 
 std::uint64_t process_rss_bytes(int pid) {

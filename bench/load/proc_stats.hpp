@@ -6,6 +6,15 @@
 
 namespace weir::bench {
 
+/// CPU seconds of a process, split: `system` includes the kernel's TCP work done on the
+/// process's behalf (over loopback, the receiving side's too).
+struct cpu_split {
+  double user = 0;
+  double system = 0;
+};
+/// CPU seconds of process `pid` by user and system time, in clock ticks (10 ms here); zeros
+/// when it cannot be read.
+cpu_split process_cpu_split(int pid);
 /// User + system CPU seconds of process `pid` (0 when it cannot be read).
 double process_cpu_seconds(int pid);
 /// Resident set of `pid` in bytes (VmRSS; 0 when it cannot be read).
