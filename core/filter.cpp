@@ -101,10 +101,36 @@ bool match_compare(const value* v, const op& o, bool contains) {
   return false;
 }
 
-bool match_in(const value* v, const array& candidates, bool contains) {
-  for (const auto& c : candidates) {
-    if (match_eq(v, c, contains)) {
-      return true;
+// Whether one value equals an element of an $in operand: its scalars by binary search over
+// op::in_scalars, its arrays and objects one by one.
+bool in_operand(const value& x, const op& o) {
+  const auto& candidates = o.operand.get_array();
+  const int rank = json_type_rank(&x);
+  if (rank == 3 || rank == 4) {
+    return std::any_of(o.in_compounds.begin(), o.in_compounds.end(),
+                       [&](std::uint32_t i) { return json_equal(x, candidates[i]); });
+  }
+  auto it = std::lower_bound(
+      o.in_scalars.begin(), o.in_scalars.end(), x,
+      [&](std::uint32_t i, const value& key) { return compare_json(&candidates[i], &key) < 0; });
+  return it != o.in_scalars.end() && compare_json(&candidates[*it], &x) == 0;
+}
+
+// Any element of the operand match_eq's `v` (as a loop of match_eq over it would say).
+bool match_in(const value* v, const op& o, bool contains) {
+  if (v == nullptr) {
+    // Missing equals a null candidate only: null sorts first.
+    const auto& candidates = o.operand.get_array();
+    return !o.in_scalars.empty() && candidates[o.in_scalars.front()].is_null();
+  }
+  if (in_operand(*v, o)) {
+    return true;
+  }
+  if (const auto* arr = v->if_array(); arr != nullptr && contains) {
+    for (const auto& e : *arr) {
+      if (in_operand(e, o)) {
+        return true;
+      }
     }
   }
   return false;
@@ -201,9 +227,9 @@ bool match_op(const value* v, const op& o, bool contains) {
     case op_kind::lte:
       return match_compare(v, o, contains);
     case op_kind::in:
-      return match_in(v, o.operand.get_array(), contains);
+      return match_in(v, o, contains);
     case op_kind::nin:
-      return !match_in(v, o.operand.get_array(), contains);
+      return !match_in(v, o, contains);
     case op_kind::exists:
       return (v != nullptr) == (o.number != 0);
     case op_kind::all: {
@@ -535,11 +561,37 @@ bool filter::exact_on(const json_path& a, const json_path& b) const {
   return !impl_->root.children.empty() && node_exact_on(impl_->root, a, b);
 }
 
+namespace {
+
+// The intervals of a bounds tree, counted up to `cap` + 1.
+std::size_t count_ranges(const value_bounds& b, std::size_t cap) {
+  if (b.k == value_bounds::kind::range) {
+    return 1;
+  }
+  std::size_t n = 0;
+  for (const auto& p : b.parts) {
+    n += count_ranges(p, cap - std::min(n, cap));
+    if (n > cap) {
+      break;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 std::optional<path_bounds> filter::bounds_on(const json_path& path) const {
   if (impl_->root.children.empty()) {
     return std::nullopt;
   }
-  return node_bounds(impl_->root, path);
+  auto found = node_bounds(impl_->root, path);
+  if (found && count_ranges(found->admitted, max_bound_ranges) > max_bound_ranges) {
+    // An index reads bounds as runs, looked up again on every walk of a window: O(k log N) for
+    // k intervals. Beyond the bound the filter is evaluated on each record instead (an $in in
+    // O(log k)), as for a filter that bounds nothing.
+    return std::nullopt;
+  }
+  return found;
 }
 
 }  // namespace weir::core

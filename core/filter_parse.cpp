@@ -1,5 +1,6 @@
 // Parsing of Mongo-style filters (see filter.hpp for the grammar): a filter's JSON into the
 // tree filter.cpp evaluates, every operand checked and every $regex compiled once.
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -78,6 +79,33 @@ std::optional<std::string> literal_prefix(std::string_view pattern, const value*
 
 struct parser {
   std::vector<std::string> fields;
+  std::size_t terms = 0;
+
+  // Counts `n` more terms of the filter (max_terms bounds them).
+  result<void> add_terms(std::size_t n, std::string_view path) {
+    terms += n;
+    if (terms > max_terms) {
+      return invalid("the filter has more than " + std::to_string(max_terms) +
+                         " terms (field tests and operators, $and/$or/$nor branches, $all values, "
+                         "arrays and objects in $in or $nin); a list of scalar values to match "
+                         "belongs in one $in",
+                     path);
+    }
+    return {};
+  }
+
+  // $in / $nin: sorts the positions of the operand's scalars for lookup (op::in_scalars); its
+  // arrays and objects stay a list, one term each.
+  result<void> index_in(op& o, std::string_view path) {
+    const auto& arr = o.operand.get_array();
+    for (std::uint32_t i = 0; i < arr.size(); ++i) {
+      const int rank = json_type_rank(&arr[i]);
+      (rank == 3 || rank == 4 ? o.in_compounds : o.in_scalars).push_back(i);
+    }
+    std::sort(o.in_scalars.begin(), o.in_scalars.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return compare_json(&arr[a], &arr[b]) < 0; });
+    return add_terms(o.in_compounds.size(), path);
+  }
 
   void note_field(const json_path& path) {
     const std::string& head = path.segments().front();
@@ -246,6 +274,11 @@ struct parser {
                            "\" in one object",
                        path);
       }
+      if (name != "$options") {
+        if (auto ok = add_terms(1, path); !ok) {
+          return ok;
+        }
+      }
       op o;
       if (name == "$eq" || name == "$ne" || name == "$gt" || name == "$gte" || name == "$lt" ||
           name == "$lte") {
@@ -268,6 +301,10 @@ struct parser {
           }
         }
         o.operand = operand;
+        if (auto ok = o.kind == op_kind::all ? add_terms(arr->size(), path) : index_in(o, path);
+            !ok) {
+          return ok;
+        }
       } else if (name == "$exists") {
         o.kind = op_kind::exists;
         if (operand.is_bool()) {
@@ -365,6 +402,9 @@ struct parser {
           if (sub == nullptr) {
             return invalid(std::string(key) + " elements must be filter objects", prefix, key);
           }
+          if (auto ok = add_terms(1, prefix); !ok) {
+            return ok;
+          }
           filter_node child;
           if (auto ok = parse_filter(*sub, child, depth + 1, prefix); !ok) {
             return ok;
@@ -391,6 +431,9 @@ struct parser {
           return ok;
         }
       } else {
+        if (auto ok = add_terms(1, shown); !ok) {
+          return ok;
+        }
         op o;
         o.kind = op_kind::eq;
         o.operand = m.value();

@@ -66,10 +66,19 @@ struct op {
   // $regex "^literal" (options none or s): the literal, which every match starts with and every
   // string starting with it matches. Unset for any other pattern.
   std::optional<std::string> regex_prefix;
+  // $in / $nin: positions in `operand` of its scalars (null, booleans, numbers, strings), sorted
+  // by compare_json, which agrees with equality on scalars (1 == 1.0): a value is looked up in
+  // O(log k), so a long list costs a record no more than a short one. Its arrays and objects
+  // are compared one by one (and count as terms, see max_terms).
+  std::vector<std::uint32_t> in_scalars;
+  std::vector<std::uint32_t> in_compounds;
 };
 
 // Recursion bound for nested $and/$or/$nor/$not/$elemMatch, well above what real queries use.
 constexpr int max_depth = 32;
+
+// Bound on a filter's terms (filter.hpp, max_filter_terms).
+constexpr std::size_t max_terms = max_filter_terms;
 
 struct filter_node {
   enum class kind : std::uint8_t { all_of, any_of, none_of, field };

@@ -432,6 +432,29 @@ TEST_F(WindowedValidation, FilterErrors) {
       SCOPED_TRACE(trace(ep, body));
       expect_accepted(post(port_, ep, body), ep.subscribe);
     }
+    // A filter is evaluated on every record a pass reads: more than 256 terms is refused (an $or
+    // of 129 equalities, 258), a long $in of scalars is one term and is taken.
+    {
+      json::array branches;
+      for (int i = 0; i < 129; ++i) {
+        branches.push_back(json::object{{"a", i}});
+      }
+      auto body = body_with(ep, {{"filter", json::object{{"$or", std::move(branches)}}}});
+      SCOPED_TRACE(trace(ep, "(a long filter)"));
+      auto r = post(port_, ep, body);
+      expect_error(r, 400, "filter.invalid");
+      EXPECT_NE(r.body.find("more than 256 terms"), std::string::npos) << r.body;
+    }
+    {
+      json::array values;
+      for (int i = 0; i < 20000; ++i) {
+        values.push_back(i);
+      }
+      auto body = body_with(
+          ep, {{"filter", json::object{{"a", json::object{{"$in", std::move(values)}}}}}});
+      SCOPED_TRACE(trace(ep, "(a long filter)"));
+      expect_accepted(post(port_, ep, body), ep.subscribe);
+    }
   }
 }
 

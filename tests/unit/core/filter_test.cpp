@@ -3,11 +3,16 @@
 // fields() list.
 #include "core/filter.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "core/json_path.hpp"
 
 namespace weir::core {
 namespace {
@@ -626,6 +631,155 @@ TEST(Filter, RejectsExcessiveElemMatchNesting) {
     ASSERT_FALSE(f) << spec;
     EXPECT_EQ(f.error().code, "filter.invalid") << spec;
   }
+}
+
+// $in looks its scalars up in a sorted list; what it matches must stay what a disjunction of
+// equalities matches ($nin: a $nor of them), for every kind of value on either side: 1 and 1.0
+// and 1e0, integers past 2^53 and 2^63, strings that are prefixes of each other, booleans,
+// null against missing, arrays and objects (member order apart) as operands and as fields.
+TEST(Filter, InMatchesWhatADisjunctionOfEqualitiesMatches) {
+  const std::vector<std::string> values = {"null",
+                                           "true",
+                                           "false",
+                                           "0",
+                                           "-0.0",
+                                           "1",
+                                           "1.0",
+                                           "1e0",
+                                           "2",
+                                           "-3",
+                                           "2.5",
+                                           "9007199254740993",
+                                           "9007199254740992.0",
+                                           "18446744073709551615",
+                                           "-9223372036854775808",
+                                           R"("")",
+                                           R"("a")",
+                                           R"("ab")",
+                                           R"("b")",
+                                           R"("1")",
+                                           "[]",
+                                           "[1]",
+                                           "[1.0,2]",
+                                           R"(["a"])",
+                                           "[[1]]",
+                                           "{}",
+                                           R"({"x":1,"y":2})",
+                                           R"({"y":2.0,"x":1})"};
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>(state >> 33);
+  };
+  auto pick = [&] { return values[next() % values.size()]; };
+  int compared = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string list;
+    std::string any;
+    const std::size_t k = next() % 7;
+    for (std::size_t i = 0; i < k; ++i) {
+      auto v = pick();
+      list += (i ? "," : "") + v;
+      any += std::string(i ? "," : "") + R"({"f":{"$eq":)" + v + "}}";
+    }
+    auto in = filter::parse(parse(R"({"f":{"$in":[)" + list + "]}}")).value();
+    auto nin = filter::parse(parse(R"({"f":{"$nin":[)" + list + "]}}")).value();
+    std::optional<filter> ors;
+    std::optional<filter> nors;
+    if (k > 0) {
+      ors = filter::parse(parse(R"({"$or":[)" + any + "]}")).value();
+      nors = filter::parse(parse(R"({"$nor":[)" + any + "]}")).value();
+    }
+    for (int d = 0; d < 12; ++d) {
+      boost::json::object rec;
+      switch (next() % 3) {
+        case 0:
+          break;  // missing
+        case 1:
+          rec["f"] = parse(pick());
+          break;
+        default:
+          rec["f"] = parse("[" + pick() + "," + pick() + "]");
+      }
+      const bool want = ors ? ors->matches(rec) : false;
+      EXPECT_EQ(in.matches(rec), want) << list << " on " << boost::json::serialize(rec);
+      EXPECT_EQ(nin.matches(rec), nors ? nors->matches(rec) : true)
+          << list << " on " << boost::json::serialize(rec);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 3600);
+}
+
+// A filter's terms are bounded (a pass evaluates all of them on every record); an $in's
+// scalars are not terms, so a long list of values is taken.
+TEST(Filter, TermsAreBoundedButAnInsScalarsAreNot) {
+  auto branches = [](std::size_t n, const std::string& each) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) {
+      out += (i ? "," : "") + each;
+    }
+    return out;
+  };
+  auto refused = [](const std::string& text) {
+    auto f = filter::parse(parse(text));
+    if (f) {
+      return false;
+    }
+    EXPECT_EQ(f.error().code, "filter.invalid") << text.substr(0, 80);
+    EXPECT_NE(f.error().message.find("more than 256 terms"), std::string::npos)
+        << f.error().message;
+    return true;
+  };
+  ASSERT_EQ(max_filter_terms, 256u);
+  // An $or of equalities: a branch and its field test, two terms each.
+  EXPECT_FALSE(refused(R"({"$or":[)" + branches(128, R"({"a":1})") + "]}"));
+  EXPECT_TRUE(refused(R"({"$or":[)" + branches(129, R"({"a":1})") + "]}"));
+  // Empty branches count: each is still visited per record.
+  EXPECT_TRUE(refused(R"({"$and":[)" + branches(257, "{}") + "]}"));
+  EXPECT_TRUE(refused(R"({"a":{"$all":[)" + branches(256, "1") + "]}}"));
+  EXPECT_FALSE(refused(R"({"a":{"$all":[)" + branches(255, "1") + "]}}"));
+  EXPECT_TRUE(refused(R"({"a":{"$in":[)" + branches(256, "[1]") + "]}}"));
+  EXPECT_TRUE(refused(R"({"a":{"$nin":[)" + branches(256, "{\"x\":1}") + "]}}"));
+  EXPECT_TRUE(refused(R"({"a":{"$not":{"$in":[)" + branches(255, "[1]") + "]}}}"));
+  // Operators under $not and $elemMatch count.
+  EXPECT_TRUE(refused(R"({"$or":[)" + branches(86, R"({"a":{"$not":{"$gt":1}}})") + "]}"));
+  // 100,000 scalars: one term, looked up in O(log k).
+  std::string many;
+  for (int i = 0; i < 100000; ++i) {
+    many += (i ? "," : "") + std::to_string(i * 3);
+  }
+  auto in = filter::parse(parse(R"({"a":{"$in":[)" + many + R"(,"x",null]}})"));
+  ASSERT_TRUE(in);
+  EXPECT_TRUE(in->matches(parse(R"({"a":299997})").as_object()));
+  EXPECT_TRUE(in->matches(parse(R"({"a":299997.0})").as_object()));
+  EXPECT_FALSE(in->matches(parse(R"({"a":299998})").as_object()));
+  EXPECT_TRUE(in->matches(parse(R"({"a":[5,"x"]})").as_object()));
+  EXPECT_TRUE(in->matches(parse(R"({"b":1})").as_object()));  // missing is null
+}
+
+// The bounds of a long $in are not read from an index: its runs would be looked up again on
+// every walk of a window, O(k log N).
+TEST(Filter, BoundsHoldAtMostMaxBoundRangesIntervals) {
+  auto of = [](std::size_t n) {
+    std::string list;
+    for (std::size_t i = 0; i < n; ++i) {
+      list += (i ? "," : "") + std::to_string(i);
+    }
+    return filter::parse(parse(R"({"a":{"$in":[)" + list + "]}}")).value();
+  };
+  const auto path = json_path::parse("a").value();
+  EXPECT_TRUE(of(max_bound_ranges).bounds_on(path));
+  EXPECT_FALSE(of(max_bound_ranges + 1).bounds_on(path));
+  // The same bound over several clauses on the path.
+  std::string list;
+  for (std::size_t i = 0; i < 600; ++i) {
+    list += (i ? "," : "") + std::to_string(i);
+  }
+  auto two = filter::parse(
+                 parse(R"({"$or":[{"a":{"$in":[)" + list + R"(]}},{"a":{"$in":[)" + list + "]}}]}"))
+                 .value();
+  EXPECT_FALSE(two.bounds_on(path));
 }
 
 TEST(Filter, FieldsListsTopLevelSegmentsOnce) {
