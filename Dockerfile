@@ -17,7 +17,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
       libcaf-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
-      librocksdb-dev libyaml-cpp-dev libpq-dev libspdlog-dev >/dev/null \
+      librocksdb-dev libyaml-cpp-dev libpq-dev libspdlog-dev libre2-dev >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 # ccache: scripts/image bind-mounts the host's cache directory at /ccache (buildah bud -v), so a
 # compile of sources the host (or CI's test build) already compiled is a cache hit. The base dir
@@ -47,7 +47,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libcaf-core0.17 libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 \
-      libboost-json1.81.0 libboost-program-options1.81.0 libyaml-cpp0.7 libpq5 libssl3 libspdlog1.10 libfmt9 \
+      libboost-json1.81.0 libboost-program-options1.81.0 libyaml-cpp0.7 libpq5 libssl3 libspdlog1.10 libfmt9 libre2-9 \
       libsnappy1v5 zlib1g libbz2-1.0 liblz4-1 libzstd1 >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && groupadd --gid 10001 weir \

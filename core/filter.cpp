@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include <re2/re2.h>
 #include <boost/json/serialize.hpp>
-#include <boost/regex.hpp>
 
 #include "core/filter_tree.hpp"
 #include "core/json_path.hpp"
@@ -153,18 +153,10 @@ bool match_type(const value* v, std::uint32_t bits, bool contains) {
   return false;
 }
 
-// One unanchored search. Boost.Regex throws when a match exceeds its complexity bound
-// (catastrophic backtracking, e.g. "(x+x+)+y"); that counts as no match, so one hostile pattern
-// cannot fail the evaluation of every change.
-bool regex_found(const boost::json::string& s, const boost::regex& re) {
-  // The regex_search overload without match_results builds one, and allocates, on every call;
-  // a per-thread scratch keeps its capacity. Nothing reads it after the call.
-  thread_local boost::cmatch scratch;
-  try {
-    return boost::regex_search(s.data(), s.data() + s.size(), scratch, re, boost::match_any);
-  } catch (const std::runtime_error&) {
-    return false;
-  }
+// One unanchored search. RE2 runs in time linear in the string for any pattern, so a hostile
+// one costs a record no more than a plain one of its size.
+bool regex_found(const boost::json::string& s, const re2::RE2& re) {
+  return re2::RE2::PartialMatch(re2::StringPiece{s.data(), s.size()}, re);
 }
 
 // A "^literal" pattern (op::regex_prefix) is exactly a prefix test, which costs a comparison
@@ -173,7 +165,7 @@ bool regex_found(const boost::json::string& s, const op& o) {
   if (o.regex_prefix) {
     return std::string_view{s}.starts_with(*o.regex_prefix);
   }
-  return regex_found(s, o.regex);
+  return regex_found(s, *o.regex);
 }
 
 bool match_regex(const value* v, const op& o, bool contains) {

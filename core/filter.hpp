@@ -53,15 +53,23 @@ struct path_bounds {
 
 /// Bound on a filter's terms: field tests and operators, each branch of an $and, $or or $nor,
 /// each $all value, each array or object in an $in or $nin. Evaluating a record costs about the
-/// number of terms (a few tens of nanoseconds each), and a pass evaluates every record: one
-/// caller's $or of 9,000 branches (a 64 KiB frame) cost 0.24 ms a record, four minutes for a
-/// pass over a million. 256 is far above what hand-written queries use (Firestore allows 30
-/// disjunctions). The scalars of an $in, looked up in O(log k), do not count. Over it:
-/// `filter.invalid`.
+/// number of terms (a few tens of nanoseconds each) times the length of the arrays they read,
+/// and a pass evaluates every record: an $or of 9,000 branches cost 0.24 ms a record, four
+/// minutes for a pass over a million (a 64 KiB hub frame holds about 6,000). 256 is far above
+/// what hand-written queries use (Firestore allows 30 disjunctions). The scalars of an $in,
+/// looked up in O(log k), do not count. Over it: `filter.invalid`.
 inline constexpr std::size_t max_filter_terms = 256;
 
-/// The most intervals filter::bounds_on gives (an $in of that many values, say); more are not
-/// read from an index, whose runs are found again on each walk of a window at O(log N) apiece.
+/// Bounds on a filter's `$regex` operators: each pattern at most this many bytes, at most
+/// max_filter_regexes of them in one filter. Patterns run on RE2 (linear time in the string,
+/// whatever the pattern: no backtracking to blow up), each with up to 128 KiB of matcher memory.
+inline constexpr std::size_t max_filter_regex_bytes = 1024;
+inline constexpr std::size_t max_filter_regexes = 8;
+
+/// The most intervals filter::bounds_on gives (an $in of that many values, say), and the most a
+/// span_plan looks up on two keys (the first key's values times the second key's intervals);
+/// more are not read from an index, whose runs are found again on each walk of a window at
+/// O(log N) apiece.
 inline constexpr std::size_t max_bound_ranges = 1024;
 
 /// A parsed filter. Grammar:
@@ -91,15 +99,17 @@ inline constexpr std::size_t max_bound_ranges = 1024;
 ///   - null means "null or missing": {a: null} and {a: {$gte: null}} match a missing field;
 ///   - $ne and $nin are the negations of $eq and $in, so they match missing fields;
 ///   - $not negates its whole operator object (so it matches missing fields too);
-///   - $regex is a Perl pattern (Boost.Regex), compiled at parse time and searched for anywhere in
-///     a string field (anchor it with ^ or $), or in any string element of an array field; other
-///     values never match. Options: i ignores case (ASCII letters only); m lets ^ and $ match at
-///     line breaks too, otherwise they match only at the very start and end of the string (stricter
-///     than PCRE, whose $ also matches before a final newline); s lets . match line breaks,
-///     otherwise it does not; x ignores whitespace and #-comments in the pattern. Line breaks are
-///     \n, \r and \f. Inline (?imsx) modifiers work too. Matching is byte-wise, not by UTF-8
-///     character. A search that exceeds Boost's complexity bound (catastrophic backtracking)
-///     counts as no match, so such a document satisfies {$not: {$regex: …}};
+///   - $regex is an RE2 pattern (Perl's syntax without backreferences, lookaround, possessive or
+///     atomic groups: those are refused), compiled at parse time and searched for anywhere in a
+///     string field (anchor it with ^ or $), or in any string element of an array field; other
+///     values never match. Matching takes time linear in the string whatever the pattern, and is
+///     by UTF-8 character (. is one character). Options: i ignores case (Unicode simple case
+///     folding); m lets ^ and $ match at line breaks too, otherwise they match only at the very
+///     start and end of the string (stricter than PCRE, whose $ also matches before a final
+///     newline); s lets . match a line break, otherwise it does not; x ignores whitespace and
+///     #-comments outside character classes (an escaped space or # stays). A line break is \n.
+///     Inline (?i), (?m), (?s) work too, (?x) does not. At most max_filter_regexes patterns of
+///     max_filter_regex_bytes each;
 ///   - $elemMatch matches an array field with at least one element that satisfies its spec. A spec
 ///     whose keys are all operators other than $and/$or/$nor tests each element as a whole value,
 ///     without "contains" ({$elemMatch: {$gte: 80, $lt: 85}} needs one element in range, and [[3]]

@@ -1,6 +1,8 @@
 // Parsing of Mongo-style filters (see filter.hpp for the grammar): a filter's JSON into the
 // tree filter.cpp evaluates, every operand checked and every $regex compiled once.
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "core/filter.hpp"
 #include "core/filter_tree.hpp"
 #include "core/sort_spec.hpp"
+#include "core/utf8.hpp"
 
 namespace weir::core {
 
@@ -77,9 +80,95 @@ std::optional<std::string> literal_prefix(std::string_view pattern, const value*
   return std::string{pattern};
 }
 
+// PCRE's extended mode (the x option), which RE2 does not have: whitespace outside a character
+// class is dropped and an unescaped '#' there starts a comment to the end of the line. Escapes
+// (an escaped space or '#' stays a literal) and \Q…\E are kept as written.
+std::string strip_extended(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  bool in_class = false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      if (p[i + 1] == 'Q') {
+        const auto end = p.find("\\E", i + 2);
+        const auto stop = end == std::string_view::npos ? p.size() : end + 2;
+        out.append(p.substr(i, stop - i));
+        i = stop - 1;
+      } else {
+        out += c;
+        out += p[++i];
+      }
+      continue;
+    }
+    if (in_class) {
+      if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {
+        // A POSIX class inside the class: [[:alpha:] ] — its ']' does not end the outer one.
+        const auto end = p.find(":]", i + 2);
+        const auto stop = end == std::string_view::npos ? p.size() : end + 2;
+        out.append(p.substr(i, stop - i));
+        i = stop - 1;
+        continue;
+      }
+      in_class = c != ']';
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      // A ']' first in the class (after an optional '^') is a literal, not its end.
+      if (i + 1 < p.size() && p[i + 1] == '^') {
+        out += p[++i];
+      }
+      if (i + 1 < p.size() && p[i + 1] == ']') {
+        out += p[++i];
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r') {
+      continue;
+    }
+    if (c == '#') {
+      const auto end = p.find('\n', i);
+      i = end == std::string_view::npos ? p.size() : end;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// What RE2 says is wrong with a pattern, as text a client can act on. Its message quotes the
+// offending part of the pattern; where that part is not UTF-8 only the kind of error is given.
+std::string regex_error_text(const re2::RE2& re) {
+  std::string reason = re.error();
+  if (!valid_utf8(reason)) {
+    reason = "error code " + std::to_string(static_cast<int>(re.error_code()));
+  }
+  switch (re.error_code()) {
+    case re2::RE2::ErrorBadEscape:
+    case re2::RE2::ErrorBadPerlOp:
+    case re2::RE2::ErrorRepeatOp:
+    case re2::RE2::ErrorBadNamedCapture:
+      reason +=
+          " (patterns are RE2's syntax: Perl's without backreferences, lookaround, "
+          "possessive or atomic groups)";
+      break;
+    case re2::RE2::ErrorPatternTooLarge:
+      reason += " (its compiled form is over the " + std::to_string(regex_max_mem >> 10) +
+                " KiB a pattern may take)";
+      break;
+    default:
+      break;
+  }
+  return reason;
+}
+
 struct parser {
   std::vector<std::string> fields;
   std::size_t terms = 0;
+  std::size_t regexes = 0;
 
   // Counts `n` more terms of the filter (max_terms bounds them).
   result<void> add_terms(std::size_t n, std::string_view path) {
@@ -177,18 +266,33 @@ struct parser {
     return invalid("$type needs a type name, a type code or an array of them", path, "$type");
   }
 
-  // Compiles a $regex once, with its $options. Boost's Perl syntax lets ^ and $ match at line
-  // breaks and . match a newline by default; Mongo's (PCRE's) defaults are the opposite, so both
-  // are switched off unless m or s asks for them.
+  // Compiles a $regex once, with its $options, on RE2: matching is linear in the string for
+  // every pattern (a backtracking engine can be made to take seconds a record, and a pass reads
+  // every record). RE2's syntax is Perl's without backreferences and lookaround; like Mongo's
+  // (PCRE's) defaults, ^ and $ match only at the ends and . does not match a newline unless m or
+  // s asks. RE2 has no x; strip_extended does what it would.
   result<void> parse_regex(const value& pattern, const value* options, const std::string& path,
-                           boost::regex& out) {
+                           std::unique_ptr<const re2::RE2>& out) {
     const auto* text = pattern.if_string();
     if (text == nullptr) {
       return invalid("$regex needs a pattern string", path, "$regex");
     }
-    boost::regex::flag_type flags = boost::regex::perl;
+    if (text->size() > max_regex_bytes) {
+      return invalid("$regex: the pattern has " + std::to_string(text->size()) +
+                         " bytes; at most " + std::to_string(max_regex_bytes) + " are allowed",
+                     path, "$regex");
+    }
+    if (++regexes > max_regexes) {
+      return invalid("the filter has more than " + std::to_string(max_regexes) + " $regex", path,
+                     "$regex");
+    }
+    re2::RE2::Options opts;
+    opts.set_log_errors(false);
+    opts.set_never_capture(true);  // nothing reads a group; and backreferences are refused
+    opts.set_max_mem(regex_max_mem);
     bool multiline = false;
     bool dot_all = false;
+    bool extended = false;
     if (options != nullptr) {
       const auto* letters = options->if_string();
       if (letters == nullptr) {
@@ -197,7 +301,7 @@ struct parser {
       for (const char c : *letters) {
         switch (c) {
           case 'i':
-            flags |= boost::regex::icase;
+            opts.set_case_sensitive(false);
             break;
           case 'm':
             multiline = true;
@@ -206,7 +310,7 @@ struct parser {
             dot_all = true;
             break;
           case 'x':
-            flags |= boost::regex::mod_x;
+            extended = true;
             break;
           default:
             // The whole string, serialized: a lone byte of a UTF-8 letter is not valid text.
@@ -216,23 +320,20 @@ struct parser {
         }
       }
     }
-    if (!multiline) {
-      flags |= boost::regex::no_mod_m;
+    std::string source = extended ? strip_extended(*text) : std::string{*text};
+    // A pattern from JSON is UTF-8, and matches by character; one built otherwise that is not
+    // (a test's, say) matches byte by byte rather than being refused.
+    if (!valid_utf8(source)) {
+      opts.set_encoding(re2::RE2::Options::EncodingLatin1);
     }
-    flags |= dot_all ? boost::regex::mod_s : boost::regex::no_mod_s;
-    try {
-      out.assign(text->data(), text->data() + text->size(), flags);
-    } catch (const boost::regex_error& e) {
-      // Boost's what() goes on to quote the pattern around the error, cut at byte offsets that
-      // can split a UTF-8 sequence; keep the description and give the offset instead.
-      std::string reason = e.what();
-      if (const auto cut = reason.find("  The error occurred"); cut != std::string::npos) {
-        reason.resize(cut);
-      }
-      return invalid(
-          "$regex: invalid pattern at offset " + std::to_string(e.position()) + ": " + reason, path,
-          "$regex");
+    if (multiline || dot_all) {
+      source = std::string{"(?"} + (multiline ? "m" : "") + (dot_all ? "s" : "") + ")" + source;
     }
+    auto re = std::make_unique<const re2::RE2>(source, opts);
+    if (!re->ok()) {
+      return invalid("$regex: invalid pattern: " + regex_error_text(*re), path, "$regex");
+    }
+    out = std::move(re);
     return {};
   }
 
@@ -273,11 +374,6 @@ struct parser {
         return invalid("\"" + path + "\": cannot mix operators and field \"" + std::string(name) +
                            "\" in one object",
                        path);
-      }
-      if (name != "$options") {
-        if (auto ok = add_terms(1, path); !ok) {
-          return ok;
-        }
       }
       op o;
       if (name == "$eq" || name == "$ne" || name == "$gt" || name == "$gte" || name == "$lt" ||
@@ -366,6 +462,10 @@ struct parser {
         }
       } else {
         return unknown_operator(name, path);
+      }
+      // Counted once the operator is known, so an unknown one is reported as such.
+      if (auto ok = add_terms(1, path); !ok) {
+        return ok;
       }
       out.push_back(std::move(o));
     }

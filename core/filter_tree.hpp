@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <re2/re2.h>
 #include <boost/json/value.hpp>
-#include <boost/regex.hpp>
 
 #include "core/filter.hpp"
 #include "core/json_path.hpp"
@@ -62,7 +62,9 @@ struct op {
   std::vector<op> inner;
   // $elemMatch (filter form): the filter one object element must satisfy. Null otherwise.
   std::unique_ptr<filter_node> element_filter;
-  boost::regex regex;  // $regex: compiled at parse, so matching never re-reads the pattern
+  // $regex: compiled at parse (RE2: linear in the string, whatever the pattern), so matching
+  // never re-reads the pattern. Null for other operators.
+  std::unique_ptr<const re2::RE2> regex;
   // $regex "^literal" (options none or s): the literal, which every match starts with and every
   // string starting with it matches. Unset for any other pattern.
   std::optional<std::string> regex_prefix;
@@ -79,6 +81,13 @@ constexpr int max_depth = 32;
 
 // Bound on a filter's terms (filter.hpp, max_filter_terms).
 constexpr std::size_t max_terms = max_filter_terms;
+
+// $regex bounds (filter.hpp): pattern bytes, patterns per filter, and the memory RE2 may give
+// one compiled pattern (its program and its DFA's cache; past the cache it runs the slower NFA,
+// still linear).
+constexpr std::size_t max_regex_bytes = max_filter_regex_bytes;
+constexpr std::size_t max_regexes = max_filter_regexes;
+constexpr std::int64_t regex_max_mem = 128 << 10;
 
 struct filter_node {
   enum class kind : std::uint8_t { all_of, any_of, none_of, field };

@@ -207,6 +207,18 @@ bool narrows(const value_bounds& b) {
   return false;
 }
 
+// The intervals of a bounds tree (bounds_on keeps them to max_bound_ranges).
+std::size_t range_count(const value_bounds& b) {
+  if (b.k == value_bounds::kind::range) {
+    return 1;
+  }
+  std::size_t n = 0;
+  for (const auto& part : b.parts) {
+    n += range_count(part);
+  }
+  return n;
+}
+
 }  // namespace
 
 bool span_plan::narrow() const {
@@ -225,7 +237,10 @@ std::optional<span_plan> span_plan::make(const filter& where, const sort_spec& o
   if (order.keys().size() >= 2 && !(order.paths()[1] == order.paths()[0])) {
     auto points = points_of(p.bounds_.admitted);
     auto second = points ? where.bounds_on(order.paths()[1]) : std::nullopt;
-    if (second) {
+    // The second key's intervals are looked up within each value's block, on every walk: the
+    // product stays within the bound filter::bounds_on keeps for one key, or the first key's
+    // bounds serve alone.
+    if (second && points->size() * (range_count(second->admitted) + 1) <= max_bound_ranges) {
       p.points_ = std::move(*points);
       p.second_ = std::move(*second);
       p.second_descending_ = order.keys()[1].descending;

@@ -287,5 +287,35 @@ TEST(MatchSpans, BoundsAreNarrowUnlessAComplementStandsAlone) {
   EXPECT_FALSE(plan(R"({"$nor":[{"n":1}]})").narrow());
 }
 
+// Runs are found again on every walk: a plan holds at most max_bound_ranges intervals, on one
+// key or, for two, the first key's values times the second key's intervals (and its arrays).
+TEST(MatchSpans, APlanLooksUpAtMostMaxBoundRangesIntervals) {
+  auto values = [](std::size_t n) {
+    std::string list;
+    for (std::size_t i = 0; i < n; ++i) {
+      list += (i ? "," : "") + std::to_string(i);
+    }
+    return list;
+  };
+  auto order = sort_spec::parse(std::vector<std::string>{"k", "n"}).value();
+  auto plan = [&](const std::string& text) {
+    return span_plan::make(filter::parse(boost::json::parse(text)).value(), order);
+  };
+  // 512 values, each with one interval and one run of arrays: 1,024.
+  auto at = plan(R"({"k":{"$in":[)" + values(512) + R"(]},"n":{"$gte":5}})");
+  ASSERT_TRUE(at);
+  EXPECT_TRUE(at->compound());
+  EXPECT_TRUE(at->exact());
+  auto over = plan(R"({"k":{"$in":[)" + values(513) + R"(]},"n":{"$gte":5}})");
+  ASSERT_TRUE(over);  // the first key's values alone
+  EXPECT_FALSE(over->compound());
+  EXPECT_FALSE(over->exact());
+  auto squared =
+      plan(R"({"k":{"$in":[)" + values(1024) + R"(]},"n":{"$in":[)" + values(1024) + "]}}");
+  ASSERT_TRUE(squared);
+  EXPECT_FALSE(squared->compound());
+  EXPECT_FALSE(plan(R"({"k":{"$in":[)" + values(1025) + "]}}"));
+}
+
 }  // namespace
 }  // namespace weir::core
