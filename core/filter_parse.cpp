@@ -80,43 +80,88 @@ std::optional<std::string> literal_prefix(std::string_view pattern, const value*
   return std::string{pattern};
 }
 
+// The length of the whitespace PCRE's extended mode skips at p[i], 0 if none: ASCII space,
+// \t \n \v \f \r, and in UTF mode U+0085, U+200E, U+200F, U+2028 and U+2029.
+std::size_t extended_space(std::string_view p, std::size_t i) {
+  const char c = p[i];
+  if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r') {
+    return 1;
+  }
+  const auto rest = p.substr(i);
+  if (rest.starts_with("\xC2\x85")) {
+    return 2;
+  }
+  for (const char* u : {"\xE2\x80\x8E", "\xE2\x80\x8F", "\xE2\x80\xA8", "\xE2\x80\xA9"}) {
+    if (rest.starts_with(u)) {
+      return 3;
+    }
+  }
+  return 0;
+}
+
+bool word_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 // PCRE's extended mode (the x option), which RE2 does not have: whitespace outside a character
 // class is dropped and an unescaped '#' there starts a comment to the end of the line. Escapes
-// (an escaped space or '#' stays a literal) and \Q…\E are kept as written.
+// (an escaped space or '#' stays a literal) and \Q…\E are kept as written. Dropped whitespace
+// still ends a token in PCRE ("\x4 1" is byte 4 then "1"; "{2, 3}" is no repeat count), so where
+// the characters either side of it could join into one, an empty group "(?:)" keeps them apart;
+// before a quantifier it does not (PCRE applies "a +" to the a).
 std::string strip_extended(std::string_view p) {
   std::string out;
   out.reserve(p.size());
   bool in_class = false;
+  bool gap = false;  // whitespace or a comment was dropped since the last character kept
+  auto keep = [&](std::string_view text) {
+    if (gap && !out.empty() && !text.empty()) {
+      const char before = out.back();
+      const char after = text.front();
+      const bool joins = (word_char(before) || before == ',' || before == '{') &&
+                         (word_char(after) || after == ',' || after == '}');
+      if (joins) {
+        out += "(?:)";
+      }
+    }
+    gap = false;
+    out.append(text);
+  };
   for (std::size_t i = 0; i < p.size(); ++i) {
     const char c = p[i];
     if (c == '\\' && i + 1 < p.size()) {
       if (p[i + 1] == 'Q') {
         const auto end = p.find("\\E", i + 2);
         const auto stop = end == std::string_view::npos ? p.size() : end + 2;
-        out.append(p.substr(i, stop - i));
+        keep(p.substr(i, stop - i));
         i = stop - 1;
       } else {
-        out += c;
-        out += p[++i];
+        keep(p.substr(i, 2));
+        ++i;
       }
       continue;
     }
     if (in_class) {
       if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {
-        // A POSIX class inside the class: [[:alpha:] ] — its ']' does not end the outer one.
-        const auto end = p.find(":]", i + 2);
-        const auto stop = end == std::string_view::npos ? p.size() : end + 2;
-        out.append(p.substr(i, stop - i));
-        i = stop - 1;
-        continue;
+        // A POSIX class inside the class ([[:alpha:] ]): its ']' does not end the outer one.
+        // Only a name of letters closed by ":]" is one; otherwise '[' is itself.
+        std::size_t k = i + 2;
+        while (k < p.size() && ((p[k] >= 'a' && p[k] <= 'z') || p[k] == '^')) {
+          ++k;
+        }
+        if (k + 1 < p.size() && p[k] == ':' && p[k + 1] == ']') {
+          out.append(p.substr(i, k + 2 - i));
+          i = k + 1;
+          continue;
+        }
       }
       in_class = c != ']';
       out += c;
       continue;
     }
     if (c == '[') {
+      keep("[");
       in_class = true;
-      out += c;
       // A ']' first in the class (after an optional '^') is a literal, not its end.
       if (i + 1 < p.size() && p[i + 1] == '^') {
         out += p[++i];
@@ -126,23 +171,32 @@ std::string strip_extended(std::string_view p) {
       }
       continue;
     }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r') {
+    if (const auto n = extended_space(p, i); n > 0) {
+      gap = true;
+      i += n - 1;
       continue;
     }
     if (c == '#') {
       const auto end = p.find('\n', i);
       i = end == std::string_view::npos ? p.size() : end;
+      gap = true;
       continue;
     }
-    out += c;
+    keep(p.substr(i, 1));
   }
   return out;
 }
 
 // What RE2 says is wrong with a pattern, as text a client can act on. Its message quotes the
-// offending part of the pattern; where that part is not UTF-8 only the kind of error is given.
-std::string regex_error_text(const re2::RE2& re) {
+// offending part of the pattern, less the flags `added` for the options; where that part is not
+// UTF-8 only the kind of error is given.
+std::string regex_error_text(const re2::RE2& re, std::string_view added) {
   std::string reason = re.error();
+  if (!added.empty()) {
+    if (const auto at = reason.find(added); at != std::string::npos) {
+      reason.erase(at, added.size());
+    }
+  }
   if (!valid_utf8(reason)) {
     reason = "error code " + std::to_string(static_cast<int>(re.error_code()));
   }
@@ -153,7 +207,7 @@ std::string regex_error_text(const re2::RE2& re) {
     case re2::RE2::ErrorBadNamedCapture:
       reason +=
           " (patterns are RE2's syntax: Perl's without backreferences, lookaround, "
-          "possessive or atomic groups)";
+          "possessive or atomic groups, or an inline (?x))";
       break;
     case re2::RE2::ErrorPatternTooLarge:
       reason += " (its compiled form is over the " + std::to_string(regex_max_mem >> 10) +
@@ -326,12 +380,13 @@ struct parser {
     if (!valid_utf8(source)) {
       opts.set_encoding(re2::RE2::Options::EncodingLatin1);
     }
+    std::string flags;
     if (multiline || dot_all) {
-      source = std::string{"(?"} + (multiline ? "m" : "") + (dot_all ? "s" : "") + ")" + source;
+      flags = std::string{"(?"} + (multiline ? "m" : "") + (dot_all ? "s" : "") + ")";
     }
-    auto re = std::make_unique<const re2::RE2>(source, opts);
+    auto re = std::make_unique<const re2::RE2>(flags + source, opts);
     if (!re->ok()) {
-      return invalid("$regex: invalid pattern: " + regex_error_text(*re), path, "$regex");
+      return invalid("$regex: invalid pattern: " + regex_error_text(*re, flags), path, "$regex");
     }
     out = std::move(re);
     return {};

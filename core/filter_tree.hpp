@@ -87,7 +87,7 @@ constexpr std::size_t max_terms = max_filter_terms;
 // still linear).
 constexpr std::size_t max_regex_bytes = max_filter_regex_bytes;
 constexpr std::size_t max_regexes = max_filter_regexes;
-constexpr std::int64_t regex_max_mem = 128 << 10;
+constexpr std::int64_t regex_max_mem = 256 << 10;
 
 struct filter_node {
   enum class kind : std::uint8_t { all_of, any_of, none_of, field };

@@ -190,6 +190,10 @@ int compare_json(const boost::json::value* a, const boost::json::value* b) {
 }
 
 result<sort_spec> sort_spec::parse(const std::vector<std::string>& keys) {
+  if (keys.size() > max_sort_keys) {
+    return invalid_sort("sort has " + std::to_string(keys.size()) + " keys; at most " +
+                        std::to_string(max_sort_keys) + " are allowed");
+  }
   sort_spec spec;
   spec.keys_.reserve(keys.size());
   spec.paths_.reserve(keys.size());

@@ -3,6 +3,7 @@
 // resolves pre-split paths and never allocates.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +38,11 @@ struct sort_position {
   std::string id;
 };
 
+/// The most keys a sort may have (MongoDB's bound). Two records that tie on a key are compared
+/// on the next, each read from the record's text, so a sort's keys multiply what every
+/// comparison of an index build and of a window costs.
+inline constexpr std::size_t max_sort_keys = 32;
+
 /// A list of sort keys applied left to right, with the record's "id" as the final ascending
 /// tie-break so the order is total over distinct records.
 class sort_spec {
@@ -44,7 +50,8 @@ class sort_spec {
   sort_spec() = default;
 
   /// Each key is a dotted path, "-" prefixed for descending ("-a.b"). "" or "-" or a malformed
-  /// path ("a..b") gives `request.invalid_field` with details {"field": "sort"}.
+  /// path ("a..b"), or more than max_sort_keys keys, gives `request.invalid_field` with details
+  /// {"field": "sort"}.
   static result<sort_spec> parse(const std::vector<std::string>& keys);
 
   /// Same, from the JSON request field: an array of strings. Anything else (including null) gives

@@ -497,6 +497,7 @@ TEST_F(WindowedValidation, WrongJsonTypesAreInvalidFields) {
         {{{"sort", json::array{"a..b"}}}, "sort"},
         {{{"sort", json::array{"n", "-"}}}, "sort"},
         {{{"sort", json::object{{"n", 1}}}}, "sort"},
+        {{{"sort", json::array(33, json::value("n"))}}, "sort"},  // at most 32 keys
         {{{"includeDeleted", "yes"}}, "includeDeleted"},
     };
     if (ep.subscribe) {
@@ -517,6 +518,7 @@ TEST_F(WindowedValidation, WrongJsonTypesAreInvalidFields) {
         {{"offset", 2}, {"includeTotal", true}},
         {{"offset", -3}, {"includeTotal", false}},
         {{"sort", json::array{}}},
+        {{"sort", json::array(32, json::value("n"))}},
     };
     if (ep.subscribe) {
       fine.push_back({{"mailboxCapacity", 1}, {"driftBudgetPercent", 0}});
