@@ -63,8 +63,10 @@ inline constexpr std::size_t max_filter_terms = 256;
 /// Bounds on a filter's `$regex` operators: each pattern at most this many bytes, at most
 /// max_filter_regexes of them in one filter. Patterns run on RE2 (linear time in the string,
 /// whatever the pattern: no backtracking to blow up), each with up to 256 KiB for its compiled
-/// program (two thirds, forward and reversed) and its matcher's cache; past the cache RE2 runs
-/// its slower matcher, still linear. A repetition count is at most 1,000 (RE2's bound).
+/// programs and its matcher's caches (RE2 gives two thirds to the forward matcher, one third to
+/// the reversed one); a pattern whose program does not fit is refused, and past a full cache
+/// RE2 runs its slower matcher, still linear. A repetition count is at most 1,000, nested
+/// repetitions' product too (RE2's bound).
 inline constexpr std::size_t max_filter_regex_bytes = 1024;
 inline constexpr std::size_t max_filter_regexes = 8;
 
@@ -110,7 +112,8 @@ inline constexpr std::size_t max_bound_ranges = 1024;
 ///     start and end of the string (stricter than PCRE, whose $ also matches before a final
 ///     newline); s lets . match a line break, otherwise it does not; x ignores whitespace and
 ///     #-comments outside character classes (an escaped space or # stays; what was dropped
-///     still ends a token, as in PCRE). A line break is \n.
+///     still ends a token, as in PCRE before 10.43, though "(? i)" and the like, which PCRE
+///     refuses, are taken). A line break is \n.
 ///     Inline (?i), (?m), (?s) work too, (?x) does not. At most max_filter_regexes patterns of
 ///     max_filter_regex_bytes each;
 ///   - $elemMatch matches an array field with at least one element that satisfies its spec. A spec

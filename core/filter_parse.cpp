@@ -106,25 +106,28 @@ bool word_char(char c) {
 // PCRE's extended mode (the x option), which RE2 does not have: whitespace outside a character
 // class is dropped and an unescaped '#' there starts a comment to the end of the line. Escapes
 // (an escaped space or '#' stays a literal) and \Q…\E are kept as written. Dropped whitespace
-// still ends a token in PCRE ("\x4 1" is byte 4 then "1"; "{2, 3}" is no repeat count), so where
-// the characters either side of it could join into one, an empty group "(?:)" keeps them apart;
-// before a quantifier it does not (PCRE applies "a +" to the a).
+// still ends a token in PCRE ("{2, 3}" is no repeat count before PCRE2 10.43; "\x {41}" is NUL
+// repeated, not "A"), so where the characters either side of it could join into one, an empty
+// group "(?:)" keeps them apart; before a quantifier it does not (PCRE applies "a +" to the a).
 std::string strip_extended(std::string_view p) {
   std::string out;
   out.reserve(p.size());
   bool in_class = false;
-  bool gap = false;  // whitespace or a comment was dropped since the last character kept
+  bool gap = false;            // whitespace or a comment was dropped since the last character kept
+  bool braced_escape = false;  // the last text kept is \x, \p or \P, which take a {…}
   auto keep = [&](std::string_view text) {
     if (gap && !out.empty() && !text.empty()) {
       const char before = out.back();
       const char after = text.front();
-      const bool joins = (word_char(before) || before == ',' || before == '{') &&
-                         (word_char(after) || after == ',' || after == '}');
+      const bool joins = ((word_char(before) || before == ',' || before == '{') &&
+                          (word_char(after) || after == ',' || after == '}')) ||
+                         (braced_escape && after == '{');
       if (joins) {
         out += "(?:)";
       }
     }
     gap = false;
+    braced_escape = text == "\\x" || text == "\\p" || text == "\\P";
     out.append(text);
   };
   for (std::size_t i = 0; i < p.size(); ++i) {
