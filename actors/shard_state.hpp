@@ -429,23 +429,27 @@ std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_ty
 
 /// The records an index whose first key (or first two) `where` bounds gives as the only ones that
 /// can match (core::span_plan), from the index whose runs hold the fewest, when they are at most
-/// `max_reads` (marking that index used). nullopt when no index gives so few.
+/// `max_reads` (marking that index used). Else, for a filter with a top-level $or
+/// (core::filter::disjuncts), the records of each branch's fewest runs, each record once, when
+/// every branch has such runs and they hold at most `max_reads` in all. In no particular order;
+/// nullopt when no index gives so few.
 std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
                                                               const core::filter& where,
                                                               std::size_t max_reads);
 
-/// The window of bounded `q` filled from the records an index whose first key (or first two)
-/// `q`'s filter bounds gives as the only ones that can match (core::span_plan), when they are at
-/// most `max_reads`: its count and rows by one pass over those records on this thread, whatever the
-/// window's sort. nullptr when no index gives so few.
+/// The window of bounded `q` filled from the records indexes give as the only ones that can
+/// match `q`'s filter (records_that_can_match), when they are at most `max_reads`: its count and
+/// rows by one pass over those records on this thread, whatever the window's sort. nullptr when
+/// no index gives so few.
 std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
                                                      std::size_t max_reads);
 
 /// The index that would answer `q`'s filter: the sort, ascending, on the first top-level field
 /// the filter bounds to intervals (core::span_plan::narrow), else the field the filter bounds
-/// by a complement and nothing else (exact: its count comes from ranks), that no index of `ds`
-/// leads with, built, being built, or to be built after a running pass. nullopt when there is
-/// no such field.
+/// by a complement or a whole type class and nothing else (exact: its count comes from ranks),
+/// else, for a top-level $or whose every branch bounds some field narrowly, such a field of the
+/// first branch no index serves yet; in each case one that no index of `ds` leads with, built,
+/// being built, or to be built after a running pass. nullopt when there is no such field.
 std::optional<core::sort_spec> field_index_for(const dataset_state& ds, const core::bound_query& q);
 
 /// After the pass `pass` (which carried then_index), takes the index on its field that the

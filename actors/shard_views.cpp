@@ -4,6 +4,8 @@
 // subscriptions opened on them. See shard_state.hpp.
 #include "actors/shard_state.hpp"
 
+#include <unordered_set>
+
 namespace weir::actors::shard_impl {
 
 index_entry& ensure_index(dataset_state& ds, const core::sort_spec& order) {
@@ -165,13 +167,20 @@ std::unique_ptr<core::window_view> make_window(dataset_state& ds, const index_ty
   return window;
 }
 
-std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
-                                                              const core::filter& where,
-                                                              std::size_t max_reads) {
-  // The index whose runs hold the fewest records, if any holds at most max_reads.
-  index_entry* best = nullptr;
-  std::vector<core::rank_span> best_spans;
-  std::size_t best_n = max_reads + 1;
+namespace {
+
+/// The runs of the index of `ds` whose runs for `where` hold the fewest records, when they hold
+/// at most `max_reads`.
+struct fewest_runs {
+  index_entry* index = nullptr;
+  std::vector<core::rank_span> spans;
+  std::size_t records = 0;
+};
+
+std::optional<fewest_runs> fewest_runs_for(dataset_state& ds, const core::filter& where,
+                                           std::size_t max_reads) {
+  fewest_runs best;
+  best.records = max_reads + 1;
   for (auto& [k, ie] : ds.indexes) {
     auto plan = core::span_plan::make(where, ie.idx->spec());
     if (!plan) {
@@ -182,25 +191,66 @@ std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
     for (const auto& sp : spans) {
       n += sp.size();
     }
-    if (n < best_n) {
-      best = &ie;
-      best_spans = std::move(spans);
-      best_n = n;
+    if (n < best.records) {
+      best = {&ie, std::move(spans), n};
     }
   }
-  if (!best) {
+  if (best.index == nullptr) {
     return std::nullopt;
   }
-  std::vector<record_ptr> records;
-  records.reserve(best_n);
-  for (const auto& sp : best_spans) {
-    auto it = best->idx->select(sp.first);
+  return best;
+}
+
+template <class Each>
+void for_each_in_runs(const fewest_runs& runs, Each&& each) {
+  for (const auto& sp : runs.spans) {
+    auto it = runs.index->idx->select(sp.first);
     for (auto r = sp.first; r < sp.last; ++r, ++it) {
-      records.push_back(it->rec);
+      each(it->rec);
     }
   }
-  if (best->views.empty()) {
-    best->unused_since = clock_type::now();  // it serves queries: kept while it does
+  if (runs.index->views.empty()) {
+    runs.index->unused_since = clock_type::now();  // it serves queries: kept while it does
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
+                                                              const core::filter& where,
+                                                              std::size_t max_reads) {
+  std::vector<record_ptr> records;
+  if (auto best = fewest_runs_for(ds, where, max_reads)) {
+    records.reserve(best->records);
+    for_each_in_runs(*best, [&](const record_ptr& r) { records.push_back(r); });
+    return records;
+  }
+  // An $or across fields ({"$or": [{"owner": "u"}, {"shared": "u"}]}): every match lies in the
+  // runs of one of its branches, each read from its own index, when together they are few.
+  auto branches = where.disjuncts();
+  if (branches.empty()) {
+    return std::nullopt;
+  }
+  std::vector<fewest_runs> picked;
+  std::size_t total = 0;
+  for (const auto& branch : branches) {
+    auto best = fewest_runs_for(ds, branch, max_reads - total);
+    if (!best) {
+      return std::nullopt;
+    }
+    total += best->records;
+    picked.push_back(std::move(*best));
+  }
+  // A record in the runs of two branches is read once.
+  std::unordered_set<const core::record*> seen;
+  seen.reserve(total);
+  records.reserve(total);
+  for (const auto& runs : picked) {
+    for_each_in_runs(runs, [&](const record_ptr& r) {
+      if (seen.insert(r.get()).second) {
+        records.push_back(r);
+      }
+    });
   }
   return records;
 }
@@ -248,8 +298,9 @@ bool room_possible(const dataset_state& ds, std::size_t max) {
 
 std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
                                                const core::bound_query& q) {
-  // A field the filter bounds to intervals first; one it bounds by a complement ($ne, $nin)
-  // only where that is the whole filter (its count then comes from ranks).
+  // A field the filter bounds to intervals first; one it bounds by a complement ($ne, $nin) or a
+  // whole type class ($type) only where that is the whole filter (its count then comes from
+  // ranks).
   std::optional<core::sort_spec> complement;
   for (const auto& field : q.where.fields()) {
     auto order = core::sort_spec::parse(std::vector<std::string>{field});
@@ -264,7 +315,37 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
       complement = std::move(*order);
     }
   }
-  return complement;
+  if (complement) {
+    return complement;
+  }
+  // An $or across fields: an index for each branch, one per pass, while each branch bounds a
+  // field narrowly (one that does not leaves every record a candidate).
+  std::optional<core::sort_spec> wanted;
+  for (const auto& branch : q.where.disjuncts()) {
+    bool served = false;
+    std::optional<core::sort_spec> first;
+    for (const auto& field : q.where.fields()) {
+      auto order = core::sort_spec::parse(std::vector<std::string>{field});
+      auto plan = order ? core::span_plan::make(branch, *order) : std::nullopt;
+      if (!plan || !plan->narrow()) {
+        continue;
+      }
+      if (index_leads_with(ds, order->first_key_path())) {
+        served = true;
+        break;
+      }
+      if (!first) {
+        first = std::move(*order);
+      }
+    }
+    if (!served && !first) {
+      return std::nullopt;
+    }
+    if (!served && !wanted) {
+      wanted = std::move(first);
+    }
+  }
+  return wanted;
 }
 
 void adopt_field_index(dataset_state& ds, index_build& pass, std::size_t max) {

@@ -336,14 +336,50 @@ bool json_equal(const value& a, const value& b) {
   }
 }
 
-filter::filter() : impl_(std::make_shared<const impl>()) {}
+filter::filter() : filter(std::make_shared<const impl>()) {}
+
+filter::filter(std::shared_ptr<const impl> impl) : impl_(std::move(impl)), root_(&impl_->root) {}
 
 bool filter::matches(const object& doc) const {
-  return match_node(impl_->root, doc);
+  return match_node(*root_, doc);
 }
 
 bool filter::matches_all() const {
-  return impl_->root.children.empty();
+  return root_->children.empty();
+}
+
+namespace {
+
+// The first $or among the children of `n` (an all_of) and of the $ands among them.
+const filter_node* top_level_or(const filter_node& n) {
+  for (const auto& c : n.children) {
+    if (c.k == filter_node::kind::any_of) {
+      return &c;
+    }
+  }
+  for (const auto& c : n.children) {
+    if (c.k == filter_node::kind::all_of) {
+      if (const auto* found = top_level_or(c)) {
+        return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<filter> filter::disjuncts() const {
+  std::vector<filter> out;
+  if (root_->k != filter_node::kind::all_of) {
+    return out;
+  }
+  if (const auto* any = top_level_or(*root_)) {
+    for (const auto& branch : any->children) {
+      out.push_back(filter(impl_, &branch));
+    }
+  }
+  return out;
 }
 
 const std::vector<std::string>& filter::fields() const {
@@ -394,6 +430,39 @@ value_bounds point(const value& v) {
 }
 
 std::optional<path_bounds> ops_bounds(const std::vector<op>& ops);
+
+// The type classes a $type admits, each whole (json_type_rank's classes). A value that is not an
+// array matches exactly when its class is admitted, except where a class holds more than the
+// types asked for: "int" or "double" alone among numbers, and null, whose run the index shares
+// with missing values ($type never matches a missing value). "array" admits no class: records
+// holding an array are read.
+path_bounds type_bounds(std::uint32_t bits) {
+  std::vector<value_bounds> classes;
+  bool exact = true;
+  auto whole = [&](int rank) {
+    value_range r;
+    r.type_rank = rank;
+    classes.push_back(range_of(std::move(r)));
+  };
+  if ((bits & type_null) != 0) {
+    classes.push_back(point(value(nullptr)));
+    exact = false;
+  }
+  if ((bits & (type_int | type_double)) != 0) {
+    whole(1);
+    exact = exact && (bits & type_int) != 0 && (bits & type_double) != 0;
+  }
+  if ((bits & type_string) != 0) {
+    whole(2);
+  }
+  if ((bits & type_object) != 0) {
+    whole(3);
+  }
+  if ((bits & type_bool) != 0) {
+    whole(5);
+  }
+  return path_bounds{parts_of(value_bounds::kind::any_of, std::move(classes)), exact};
+}
 
 // The values one operator admits at its path, as in filter::bounds_on.
 std::optional<path_bounds> op_bounds(const op& o) {
@@ -454,6 +523,36 @@ std::optional<path_bounds> op_bounds(const op& o) {
         r.upper_inclusive = false;
       }
       return path_bounds{range_of(std::move(r)), true};
+    }
+    case op_kind::exists:
+      // $exists: false holds only where the value is missing, which the index reads as null;
+      // an explicit null sits in the same run and does not match. $exists: true admits every
+      // value, null too: it bounds nothing.
+      if (o.number != 0) {
+        return std::nullopt;
+      }
+      return path_bounds{point(value(nullptr)), false};
+    case op_kind::type:
+      return type_bounds(static_cast<std::uint32_t>(o.number));
+    case op_kind::size:
+    case op_kind::elem_match:
+      // Only an array matches these: a value that is not one is never admitted, and records
+      // holding an array are read.
+      return path_bounds{parts_of(kind::any_of, {}), true};
+    case op_kind::all: {
+      // Every value must be contained: on a value that is not an array, every value must equal
+      // it (missing equals null). An empty $all matches nothing.
+      std::vector<value_bounds> points;
+      for (const auto& v : o.operand.get_array()) {
+        if (!bounded_scalar(v)) {
+          return std::nullopt;
+        }
+        points.push_back(point(v));
+      }
+      if (points.empty()) {
+        return path_bounds{parts_of(kind::any_of, {}), true};
+      }
+      return path_bounds{parts_of(kind::all_of, std::move(points)), true};
     }
     case op_kind::not_: {
       // Without an array there, $not holds exactly where its operators do not: their bounds
@@ -550,7 +649,7 @@ bool node_exact_on(const filter_node& n, const json_path& a, const json_path& b)
 }  // namespace
 
 bool filter::exact_on(const json_path& a, const json_path& b) const {
-  return !impl_->root.children.empty() && node_exact_on(impl_->root, a, b);
+  return !root_->children.empty() && node_exact_on(*root_, a, b);
 }
 
 namespace {
@@ -573,10 +672,10 @@ std::size_t count_ranges(const value_bounds& b, std::size_t cap) {
 }  // namespace
 
 std::optional<path_bounds> filter::bounds_on(const json_path& path) const {
-  if (impl_->root.children.empty()) {
+  if (root_->children.empty()) {
     return std::nullopt;
   }
-  auto found = node_bounds(impl_->root, path);
+  auto found = node_bounds(*root_, path);
   if (found && count_ranges(found->admitted, max_bound_ranges) > max_bound_ranges) {
     // An index reads bounds as runs, looked up again on every walk of a window: O(k log N) for
     // k intervals. Beyond the bound the filter is evaluated on each record instead (an $in in

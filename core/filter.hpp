@@ -20,9 +20,13 @@
 
 namespace weir::core {
 
-/// An interval of scalar values within one type class (json_type_rank: 0 null, which a missing
-/// value reads as; 1 numbers; 2 strings; 5 booleans), each end inclusive or not. An end left
-/// unset is the class's own.
+namespace filter_detail {
+struct filter_node;
+}
+
+/// An interval of values within one type class (json_type_rank: 0 null, which a missing value
+/// reads as; 1 numbers; 2 strings; 3 objects, only ever whole; 5 booleans), each end inclusive or
+/// not. An end left unset is the class's own.
 struct value_range {
   int type_rank = 0;
   std::optional<boost::json::value> lower;
@@ -147,8 +151,10 @@ class filter {
 
   /// The values at `path` that records matching the filter can hold (arrays apart), from the
   /// clauses on `path` at any depth of $and/$or/$nor: $eq, $gt, $gte, $lt, $lte and $ne with a
-  /// null, number, string or boolean; $in and $nin with such values only; $regex "^literal"
-  /// without options other than s; $not of these. nullopt when no such clause bounds `path`
+  /// null, number, string or boolean; $in, $nin and $all with such values only; $regex
+  /// "^literal" without options other than s; $type (whole type classes); $exists: false (the
+  /// null run, not exactly); $size and $elemMatch (no value: only arrays match); $not of these.
+  /// nullopt when no such clause bounds `path`
   /// (or an $or branch leaves it unbounded, or the bounds hold more than max_bound_ranges
   /// intervals: a long $in). Sort indexes use it to read only the ranks where matches can be,
   /// and to count exact bounds from ranks alone (core/match_spans).
@@ -159,13 +165,24 @@ class filter {
   /// matches exactly when both its values are admitted.
   bool exact_on(const json_path& a, const json_path& b) const;
 
+  /// The branches of the filter's top-level $or (directly or within top-level $ands; the first
+  /// such $or when there are several), each as a filter: every record that matches this filter
+  /// matches one of them, so the records each branch's bounds admit (bounds_on, an index's runs)
+  /// hold every match between them. Empty when there is no such $or. A branch shares this
+  /// filter's parsed tree; its fields() are this filter's, a superset of its own.
+  std::vector<filter> disjuncts() const;
+
  private:
   struct impl;
 
-  explicit filter(std::shared_ptr<const impl> impl) : impl_(std::move(impl)) {}
+  explicit filter(std::shared_ptr<const impl> impl);
+  filter(std::shared_ptr<const impl> impl, const filter_detail::filter_node* root)
+      : impl_(std::move(impl)), root_(root) {}
 
   // Immutable after parse, so copies share it.
   std::shared_ptr<const impl> impl_;
+  // What is evaluated: impl_'s root, or a node within it (a disjunct).
+  const filter_detail::filter_node* root_ = nullptr;
 };
 
 /// Deep equality as the filter uses it: numbers numerically (1 == 1.0), objects regardless of

@@ -2,8 +2,8 @@
 //
 // Why the array run: a filter clause on a path is also satisfied by an array holding a matching
 // element (filter.hpp, "contains"), and arrays sort as their own type class, apart from the
-// scalars the bounds speak of. Objects never satisfy a bound; missing values sort, and are
-// admitted, as null.
+// values the bounds speak of. Objects satisfy only a whole class ($type: "object") or a
+// complement; missing values sort, and are admitted, as null.
 //
 // The bounds (filter::bounds_on) are an expression of intervals; each interval is two key_bound
 // (keys_bound, within a value of the first key) lookups, and the expression's intersections, unions
@@ -43,6 +43,8 @@ interval class_interval(int rank) {
       return {value(nullptr), false, value(""), false};
     case 2:
       return {value(""), true, value(boost::json::object{}), false};
+    case 3:  // objects: {} is the smallest (compare_json compares members, then sizes)
+      return {value(boost::json::object{}), true, value(boost::json::array{}), false};
     case 4:
       return {value(boost::json::array{}), true, value(false), false};
     default:  // 5: booleans, the last class
@@ -196,11 +198,14 @@ std::optional<std::vector<value>> points_of(const value_bounds& b) {
 bool narrows(const value_bounds& b) {
   switch (b.k) {
     case value_bounds::kind::range:
-      return true;
+      // A whole type class ({"$type": "string"}) is typically most of an index.
+      return b.range.lower.has_value() || b.range.upper.has_value();
     case value_bounds::kind::all_of:
       return std::any_of(b.parts.begin(), b.parts.end(), narrows);
     case value_bounds::kind::any_of:
-      return std::all_of(b.parts.begin(), b.parts.end(), narrows);
+      // No value at all ($size, $elemMatch): only the records holding an array there, which on
+      // a field of arrays, where such operators are used, is every record.
+      return !b.parts.empty() && std::all_of(b.parts.begin(), b.parts.end(), narrows);
     case value_bounds::kind::none_of:
       return false;
   }

@@ -51,11 +51,11 @@ class span_plan {
   /// Every record in the admitted runs matches (the filter is the bounds alone).
   bool exact() const { return exact_; }
 
-  /// The bounds admit no more than intervals do: no complement ($ne, $nin, $not, $nor) unless
-  /// intersected with an interval ({"$gte": 5, "$ne": 7}). What they admit is then typically a
-  /// small part of the index, so an index on the field narrows a filter that also tests other
-  /// fields. A complement alone typically admits most of it, and serves only a filter it is
-  /// exact for (a count from ranks).
+  /// The bounds admit no more than intervals do: no complement ($ne, $nin, $not, $nor) and no
+  /// whole type class ($type) unless intersected with an interval ({"$gte": 5, "$ne": 7}). What
+  /// they admit is then typically a small part of the index, so an index on the field narrows a
+  /// filter that also tests other fields. A complement or a class alone typically admits most of
+  /// it, and serves only a filter it is exact for (a count from ranks).
   bool narrow() const;
 
   /// The first key's bounds are values alone ($eq, $in) and the second key is bounded too: the

@@ -390,9 +390,9 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   }
   def.filter_template = v;
   // Fields the filter bounds with any values of its arguments: the node keeps an index on each
-  // for large datasets, so the query's first page needs no pass. A complement ($ne, $nin) earns
-  // one only where it is the whole filter (its count then comes from ranks); beside other
-  // fields it would narrow nothing.
+  // for large datasets, so the query's first page needs no pass. A complement ($ne, $nin) or a
+  // whole type class ($type) earns one only where it is the whole filter (its count then comes
+  // from ranks); beside other fields it would narrow nothing.
   def.filter_index_sorts.clear();
   const auto& fields = parsed->fields();
   for (const auto& field : fields) {
@@ -400,6 +400,26 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
     auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
     if (plan && (plan->narrow() || plan->exact())) {
       def.filter_index_sorts.push_back({field});
+    }
+  }
+  // An $or across fields ({$or: [{owner: "{me}"}, {shared: "{me}"}]}): a field for each branch,
+  // when each bounds one narrowly, so that its matches are read from the branches' runs.
+  if (def.filter_index_sorts.empty()) {
+    for (const auto& branch : parsed->disjuncts()) {
+      auto narrowed = std::find_if(fields.begin(), fields.end(), [&](const std::string& field) {
+        auto order = sort_spec::parse(std::vector<std::string>{field});
+        auto plan = order ? span_plan::make(branch, *order) : std::nullopt;
+        return plan && plan->narrow();
+      });
+      if (narrowed == fields.end()) {
+        def.filter_index_sorts.clear();
+        break;
+      }
+      std::vector<std::string> keys{*narrowed};
+      if (std::find(def.filter_index_sorts.begin(), def.filter_index_sorts.end(), keys) ==
+          def.filter_index_sorts.end()) {
+        def.filter_index_sorts.push_back(std::move(keys));
+      }
     }
   }
   // Two fields, one fixed to values: an index on both counts the filter from its ranks where

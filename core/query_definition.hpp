@@ -56,7 +56,9 @@ struct query_definition {
   /// {"tag": {"$in": ["{a}", "{b}"]}}; a complement such as {"done": {"$ne": true}} only when
   /// it is the whole filter); or, for a filter that is nothing but bounds on two fields, one
   /// fixed to values ({"owner": "{me}", "ts": {"$gte": "{since}"}}), one index on both, that
-  /// fixed one first (core::span_plan::compound), which counts it whatever each admits.
+  /// fixed one first (core::span_plan::compound), which counts it whatever each admits; or,
+  /// for a filter bounding no field whose top-level $or has branches that each bound one
+  /// ({"$or": [{"owner": "{me}"}, {"shared": "{me}"}]}), one on a field of each branch.
   std::vector<std::vector<std::string>> filter_index_sorts;
 
   /// False only for the single-document case (object set, dataset absent).

@@ -190,6 +190,30 @@ TEST_F(NamedFilterIndex, UnionsAndComplementsOfOneFieldAreCountedFromItsIndex) {
   EXPECT_EQ(dataset_passes(port, "filter"), before);
 }
 
+TEST_F(NamedFilterIndex, TypesAndMissingFieldsAreReadFromTheFieldsIndex) {
+  // $type admits whole type classes of `tag`'s index, counted from its ranks; $exists: false
+  // admits its null run (missing sorts as null), whose few records are read: neither is a pass.
+  start_with(query_of_c("T.Items.Tagged", "/api/t/items/tagged", R"({ tag: { $type: "string" } })",
+                        "{ x: string }") +
+             query_of_c("T.Items.Untagged", "/api/t/items/untagged",
+                        R"({ tag: { $exists: false } })", "{ x: string }"));
+  seed();
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 1);  // `tag`, once for both queries
+  const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_at("/api/t/items/tagged?x=1"),
+            (std::pair{std::uint64_t{seeded_records}, ids{"r0", "r1"}}));
+  EXPECT_EQ(page_at("/api/t/items/untagged?x=1"), (std::pair{std::uint64_t{0}, ids{}}));
+  put_record(port, "t", "c", "items", "r5", R"({"n":5})");
+  put_record(port, "t", "c", "items", "r7", R"({"n":7,"tag":null})");
+  put_record(port, "t", "c", "items", "r8", R"({"n":8,"tag":8})");
+  put_record(port, "t", "c", "items", "r9", R"({"n":9,"tag":["a"]})");
+  EXPECT_EQ(page_at("/api/t/items/tagged?x=1", 3),
+            (std::pair{std::uint64_t{seeded_records - 3}, ids{"r9", "r10"}}));
+  EXPECT_EQ(page_at("/api/t/items/untagged?x=1"), (std::pair{std::uint64_t{1}, ids{"r5"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+}
+
 TEST_F(NamedFilterIndex, TwoFieldsOneFixedToAValueAreCountedFromOneIndexOnBoth) {
   // Each field's bounds admit more than 16,384 records (tag early: 39,990; n >= 10,000:
   // 30,000), so neither field's own index could count the filter: one on ["tag", "n"] does.

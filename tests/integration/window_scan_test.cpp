@@ -147,6 +147,19 @@ class WindowScan : public ::testing::Test {
 
   void wait_for_index_builds() { weir::test::wait_for_index_builds(*node); }
 
+  /// A snapshot of the window sorted by `n` with `filter`, its total included: (total, ids).
+  std::pair<int, std::vector<std::string>> page_of(const std::string& filter, int offset,
+                                                   int limit) {
+    auto r = windowed_query(port, "t", "object",
+                            R"({"objectId":"c","dataset":"items","sort":["n"],"includeTotal":true,)"
+                            R"("offset":)" +
+                                std::to_string(offset) + R"(,"limit":)" + std::to_string(limit) +
+                                R"(,"filter":)" + filter + "}");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    auto body = r.json().as_object();
+    return {body["total"].to_number<int>(), ids_of(by_record_id(body["records"]))};
+  }
+
   temp_dir dir;
   std::unique_ptr<app::node> node;
   std::uint16_t port = 0;
@@ -280,50 +293,66 @@ TEST_F(WindowScan, AFilterOnAFieldNoIndexLeadsWithGetsAnIndexOnItSoLaterFiltersO
   // A window does not wait for that build (it would take a pass meanwhile); these do.
   wait_for_index_builds();
   const int late = seeded - late_from + flipped;
-  auto page = [&](const std::string& filter, int offset, int limit) {
-    auto r = windowed_query(port, "t", "object",
-                            R"({"objectId":"c","dataset":"items","sort":["n"],"includeTotal":true,)"
-                            R"("offset":)" +
-                                std::to_string(offset) + R"(,"limit":)" + std::to_string(limit) +
-                                R"(,"filter":)" + filter + "}");
-    EXPECT_EQ(r.status, 200u) << r.body;
-    auto body = r.json().as_object();
-    return std::pair{body["total"].to_number<int>(), ids_of(by_record_id(body["records"]))};
-  };
   // Rows far down the sort (past the flipped records): the walk of 16,384 entries would not
   // reach them, and the index on `tag` says the only records that can match are the late ones,
   // read here in `n` order.
-  EXPECT_EQ(page(R"({"tag":"late"})", flipped + 1, 2),
+  EXPECT_EQ(page_of(R"({"tag":"late"})", flipped + 1, 2),
             (std::pair{late, std::vector<std::string>{"r39991", "r39992"}}));
   // A filter no index counts alone (two fields): its count and rows from the records in the
   // runs an index gives.
-  EXPECT_EQ(page(R"({"tag":"late","n":{"$gte":39990}})", 0, 2),
+  EXPECT_EQ(page_of(R"({"tag":"late","n":{"$gte":39990}})", 0, 2),
             (std::pair{seeded - late_from, std::vector<std::string>{"r39990", "r39991"}}));
   // Other filters on `tag`, their counts from the index's ranks: no pass, no new index.
-  EXPECT_EQ(page(R"({"tag":"late"})", 1, 1), (std::pair{late, std::vector<std::string>{"r6"}}));
-  EXPECT_EQ(page(R"({"tag":{"$gte":"l","$lt":"m"}})", 0, 2),
+  EXPECT_EQ(page_of(R"({"tag":"late"})", 1, 1), (std::pair{late, std::vector<std::string>{"r6"}}));
+  EXPECT_EQ(page_of(R"({"tag":{"$gte":"l","$lt":"m"}})", 0, 2),
             (std::pair{late, std::vector<std::string>{"r5", "r6"}}));
-  EXPECT_EQ(page(R"({"tag":"none"})", 0, 2), (std::pair{0, std::vector<std::string>{}}));
-  EXPECT_EQ(page(R"({"tag":{"$regex":"^ear"}})", 0, 1),
+  EXPECT_EQ(page_of(R"({"tag":"none"})", 0, 2), (std::pair{0, std::vector<std::string>{}}));
+  EXPECT_EQ(page_of(R"({"tag":{"$regex":"^ear"}})", 0, 1),
             (std::pair{late_from - flipped, std::vector<std::string>{"r0"}}));
   // Unions and complements of values of `tag` too.
-  EXPECT_EQ(page(R"({"tag":{"$in":["none","late"]}})", 1, 1),
+  EXPECT_EQ(page_of(R"({"tag":{"$in":["none","late"]}})", 1, 1),
             (std::pair{late, std::vector<std::string>{"r6"}}));
-  EXPECT_EQ(page(R"({"tag":{"$ne":"early"}})", 0, 2),
+  EXPECT_EQ(page_of(R"({"tag":{"$ne":"early"}})", 0, 2),
             (std::pair{late, std::vector<std::string>{"r5", "r6"}}));
-  EXPECT_EQ(page(R"({"$or":[{"tag":"late"},{"tag":{"$lt":"b"}}]})", 0, 1),
+  EXPECT_EQ(page_of(R"({"$or":[{"tag":"late"},{"tag":{"$lt":"b"}}]})", 0, 1),
             (std::pair{late, std::vector<std::string>{"r5"}}));
-  EXPECT_EQ(page(R"({"tag":{"$nin":["late"]}})", 0, 1),
+  EXPECT_EQ(page_of(R"({"tag":{"$nin":["late"]}})", 0, 1),
             (std::pair{late_from - flipped, std::vector<std::string>{"r0"}}));
   EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
   EXPECT_EQ(dataset_passes(port, "index"), 2);
   // Matches too many to read here, far down the sort: the count from the ranks, the rows from a
   // pass (r5… turned late, so the 30,001st early record is r(30000 + flipped)).
-  EXPECT_EQ(page(R"({"tag":"early"})", 30000, 1),
+  EXPECT_EQ(page_of(R"({"tag":"early"})", 30000, 1),
             (std::pair{late_from - flipped,
                        std::vector<std::string>{"r" + std::to_string(30000 + flipped)}}));
   EXPECT_EQ(dataset_passes(port, "filter"), before + 2);
   EXPECT_EQ(dataset_passes(port, "index"), 2);
+}
+
+TEST_F(WindowScan, AnOrAcrossFieldsGetsAnIndexPerBranchThenOpensFromTheirRuns) {
+  using ids = std::vector<std::string>;
+  const double before = dataset_passes(port, "filter");
+  // `n` has its index (the sort's); the branch on `tag` has none: a pass, then `tag`'s index.
+  const std::string tag_or_n = R"({"$or":[{"tag":"late"},{"n":{"$lt":3}}]})";
+  EXPECT_EQ(page_of(tag_or_n, 2, 2), (std::pair{13, ids{"r2", "r39990"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // `n`, then `tag`
+  // Each branch read from its own index's runs, a record in both once: no pass.
+  EXPECT_EQ(page_of(tag_or_n, 11, 2), (std::pair{13, ids{"r39998", "r39999"}}));
+  EXPECT_EQ(page_of(R"({"$or":[{"tag":"late"},{"n":{"$gte":39995}}]})", 0, 2),
+            (std::pair{10, ids{"r39990", "r39991"}}));
+  EXPECT_EQ(
+      page_of(R"({"n":{"$ne":39990},"$and":[{"$or":[{"n":1},{"tag":{"$in":["late"]}}]}]})", 0, 2),
+      (std::pair{10, ids{"r1", "r39991"}}));
+  put_record(port, "t", "c", "items", "r7", R"({"n":7,"tag":"late"})");
+  EXPECT_EQ(page_of(tag_or_n, 2, 2), (std::pair{14, ids{"r2", "r7"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 1);
+  EXPECT_EQ(dataset_passes(port, "index"), 2);
+  // Branches whose runs hold too many records to read here: a pass.
+  EXPECT_EQ(page_of(R"({"$or":[{"tag":"early"},{"n":{"$gte":39998}}]})", 30000, 1),
+            (std::pair{seeded - 10 - 1 + 2, ids{"r30001"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before + 2);
 }
 
 TEST_F(WindowScan, RowsFoundNearTheStartOpenInPlaceThoughNoOtherMatchFollowsForLong) {

@@ -75,9 +75,10 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "filter": {"state": "{st}", "n": {"$gte": "{min}", "$lt": 10}, "text": {"$regex": "{re}"},
                "tags": {"$elemMatch": {"$eq": "x"}}, "$or": [{"a": 1}, {"b": 2}],
                "fixed": "literal", "owner": {"$ne": "{st}"}, "tag": {"$in": ["{st}", "x"]}}})");
-  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch puts no bound on its
-  // field, nor an $or of branches on different fields; `owner`'s $ne admits most values, which
-  // narrows nothing beside other fields.
+  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch admits only arrays,
+  // which on a field of arrays is every record; an $or of branches on different fields bounds
+  // neither (its branches' fields are indexed only for a filter that bounds no field, below);
+  // `owner`'s $ne admits most values, which narrows nothing beside other fields.
   using sorts = std::vector<std::vector<std::string>>;
   EXPECT_EQ(d.filter_index_sorts, (sorts{{"state"}, {"n"}, {"fixed"}, {"tag"}}));
   // A complement that is the whole filter: its count comes from the index's ranks.
@@ -89,6 +90,17 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
       parse_ok(R"({"name": "A.D", "route": "/d", "space": "s", "object": "o", "dataset": "d",
     "arguments": {"a": "string"}, "filter": {"$or": [{"k": "{a}"}, {"k": {"$lt": "b"}}]}})");
   EXPECT_EQ(either.filter_index_sorts, (sorts{{"k"}}));
+  // An $or across fields and nothing else bounded: a field of each branch.
+  auto across =
+      parse_ok(R"({"name": "A.H", "route": "/h", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"me": "string"}, "filter": {"n": {"$exists": true}, "$or": [{"owner": "{me}"},
+    {"shared": "{me}", "n": {"$gt": 1}}, {"owner": {"$in": ["a", "b"]}}]}})");
+  EXPECT_EQ(across.filter_index_sorts, (sorts{{"owner"}, {"n"}}));
+  auto unbounded_branch =
+      parse_ok(R"({"name": "A.I", "route": "/i", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"me": "string"}, "filter": {"$or": [{"owner": "{me}"},
+    {"shared": {"$regex": "{me}"}}]}})");
+  EXPECT_TRUE(unbounded_branch.filter_index_sorts.empty());
   // Two fields, one fixed to values: one index on both, that one first, counts it whatever
   // each field's bounds admit.
   auto pair = parse_ok(R"({"name": "A.E", "route": "/e", "space": "s", "object": "o",
