@@ -319,11 +319,14 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
     return complement;
   }
   // An $or across fields: an index for each branch, one per pass, while each branch bounds a
-  // field narrowly (one that does not leaves every record a candidate).
+  // field narrowly (one that does not leaves every record a candidate) and they need at most
+  // max_disjunct_index_fields fields in all.
   std::optional<core::sort_spec> wanted;
+  std::unordered_set<std::string> needed;
   for (const auto& branch : q.where.disjuncts()) {
-    bool served = false;
-    std::optional<core::sort_spec> first;
+    const std::string* served = nullptr;
+    const std::string* first = nullptr;
+    std::optional<core::sort_spec> first_order;
     for (const auto& field : q.where.fields()) {
       auto order = core::sort_spec::parse(std::vector<std::string>{field});
       auto plan = order ? core::span_plan::make(branch, *order) : std::nullopt;
@@ -331,19 +334,24 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
         continue;
       }
       if (index_leads_with(ds, order->first_key_path())) {
-        served = true;
+        served = &field;
         break;
       }
       if (!first) {
-        first = std::move(*order);
+        first = &field;
+        first_order = std::move(*order);
       }
     }
     if (!served && !first) {
       return std::nullopt;
     }
+    needed.insert(served ? *served : *first);
     if (!served && !wanted) {
-      wanted = std::move(first);
+      wanted = std::move(first_order);
     }
+  }
+  if (needed.size() > core::max_disjunct_index_fields) {
+    return std::nullopt;
   }
   return wanted;
 }

@@ -434,9 +434,10 @@ std::optional<path_bounds> ops_bounds(const std::vector<op>& ops);
 // The type classes a $type admits, each whole (json_type_rank's classes). A value that is not an
 // array matches exactly when its class is admitted, except where a class holds more than the
 // types asked for: "int" or "double" alone among numbers, and null, whose run the index shares
-// with missing values ($type never matches a missing value). "array" admits no class: records
-// holding an array are read.
-path_bounds type_bounds(std::uint32_t bits) {
+// with missing values ($type never matches a missing value). "array" alone bounds nothing: it
+// admits no value but arrays, which an index reads apart (and on a field of arrays, the only
+// place it is asked, they are every record); so for $size and $elemMatch.
+std::optional<path_bounds> type_bounds(std::uint32_t bits) {
   std::vector<value_bounds> classes;
   bool exact = true;
   auto whole = [&](int rank) {
@@ -460,6 +461,9 @@ path_bounds type_bounds(std::uint32_t bits) {
   }
   if ((bits & type_bool) != 0) {
     whole(5);
+  }
+  if (classes.empty()) {
+    return std::nullopt;
   }
   return path_bounds{parts_of(value_bounds::kind::any_of, std::move(classes)), exact};
 }
@@ -534,11 +538,6 @@ std::optional<path_bounds> op_bounds(const op& o) {
       return path_bounds{point(value(nullptr)), false};
     case op_kind::type:
       return type_bounds(static_cast<std::uint32_t>(o.number));
-    case op_kind::size:
-    case op_kind::elem_match:
-      // Only an array matches these: a value that is not one is never admitted, and records
-      // holding an array are read.
-      return path_bounds{parts_of(kind::any_of, {}), true};
     case op_kind::all: {
       // Every value must be contained: on a value that is not an array, every value must equal
       // it (missing equals null). An empty $all matches nothing.

@@ -36,10 +36,10 @@ struct value_range {
 };
 
 /// Which values at one path a filter admits, as an index on that path can tell them apart
-/// (filter::bounds_on): a scalar or missing value is admitted by a `range` when it lies in it, by
-/// `all_of` / `any_of` when every / some part admits it, by `none_of` when no part does. Records
-/// holding an array at the path are outside all of this: an element can match whatever the
-/// bounds say, so they are read.
+/// (filter::bounds_on): a value that is not an array (or a missing one) is admitted by a `range`
+/// when it lies in it, by `all_of` / `any_of` when every / some part admits it, by `none_of`
+/// when no part does. Records holding an array at the path are outside all of this: an element
+/// can match whatever the bounds say, so they are read.
 struct value_bounds {
   enum class kind : std::uint8_t { range, all_of, any_of, none_of };
   kind k = kind::range;
@@ -152,8 +152,8 @@ class filter {
   /// The values at `path` that records matching the filter can hold (arrays apart), from the
   /// clauses on `path` at any depth of $and/$or/$nor: $eq, $gt, $gte, $lt, $lte and $ne with a
   /// null, number, string or boolean; $in, $nin and $all with such values only; $regex
-  /// "^literal" without options other than s; $type (whole type classes); $exists: false (the
-  /// null run, not exactly); $size and $elemMatch (no value: only arrays match); $not of these.
+  /// "^literal" without options other than s; $type (whole type classes; "array" alone bounds
+  /// nothing); $exists: false (the null run, not exactly); $not of these.
   /// nullopt when no such clause bounds `path`
   /// (or an $or branch leaves it unbounded, or the bounds hold more than max_bound_ranges
   /// intervals: a long $in). Sort indexes use it to read only the ranks where matches can be,

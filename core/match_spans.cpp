@@ -203,9 +203,7 @@ bool narrows(const value_bounds& b) {
     case value_bounds::kind::all_of:
       return std::any_of(b.parts.begin(), b.parts.end(), narrows);
     case value_bounds::kind::any_of:
-      // No value at all ($size, $elemMatch): only the records holding an array there, which on
-      // a field of arrays, where such operators are used, is every record.
-      return !b.parts.empty() && std::all_of(b.parts.begin(), b.parts.end(), narrows);
+      return std::all_of(b.parts.begin(), b.parts.end(), narrows);
     case value_bounds::kind::none_of:
       return false;
   }

@@ -71,6 +71,12 @@ class span_plan {
   bool exact_ = false;
 };
 
+/// The most fields an $or across fields (filter::disjuncts) has indexed for it, one per branch
+/// at least: each index holds one of a dataset's query.maxSortIndexesPerDataset slots (16 by
+/// default), and the $or is read from indexes only when every branch has one, so an $or over
+/// more fields than fit would only have its indexes push each other out.
+inline constexpr std::size_t max_disjunct_index_fields = 4;
+
 /// How many records holding an array at a bounded key count_by_ranks reads before giving up:
 /// about a millisecond of parsing, on the thread that asked.
 inline constexpr std::size_t max_array_reads_for_count = 4096;

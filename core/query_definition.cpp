@@ -403,7 +403,8 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
     }
   }
   // An $or across fields ({$or: [{owner: "{me}"}, {shared: "{me}"}]}): a field for each branch,
-  // when each bounds one narrowly, so that its matches are read from the branches' runs.
+  // when each bounds one narrowly and they are at most max_disjunct_index_fields, so that its
+  // matches are read from the branches' runs.
   if (def.filter_index_sorts.empty()) {
     for (const auto& branch : parsed->disjuncts()) {
       auto narrowed = std::find_if(fields.begin(), fields.end(), [&](const std::string& field) {
@@ -420,6 +421,9 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
           def.filter_index_sorts.end()) {
         def.filter_index_sorts.push_back(std::move(keys));
       }
+    }
+    if (def.filter_index_sorts.size() > max_disjunct_index_fields) {
+      def.filter_index_sorts.clear();  // all or nothing: part of them would serve no query
     }
   }
   // Two fields, one fixed to values: an index on both counts the filter from its ranks where

@@ -58,7 +58,8 @@ struct query_definition {
   /// fixed to values ({"owner": "{me}", "ts": {"$gte": "{since}"}}), one index on both, that
   /// fixed one first (core::span_plan::compound), which counts it whatever each admits; or,
   /// for a filter bounding no field whose top-level $or has branches that each bound one
-  /// ({"$or": [{"owner": "{me}"}, {"shared": "{me}"}]}), one on a field of each branch.
+  /// ({"$or": [{"owner": "{me}"}, {"shared": "{me}"}]}), one on a field of each branch, when
+  /// they are at most core::max_disjunct_index_fields.
   std::vector<std::vector<std::string>> filter_index_sorts;
 
   /// False only for the single-document case (object set, dataset absent).

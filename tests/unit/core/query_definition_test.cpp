@@ -75,10 +75,10 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "filter": {"state": "{st}", "n": {"$gte": "{min}", "$lt": 10}, "text": {"$regex": "{re}"},
                "tags": {"$elemMatch": {"$eq": "x"}}, "$or": [{"a": 1}, {"b": 2}],
                "fixed": "literal", "owner": {"$ne": "{st}"}, "tag": {"$in": ["{st}", "x"]}}})");
-  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch admits only arrays,
-  // which on a field of arrays is every record; an $or of branches on different fields bounds
-  // neither (its branches' fields are indexed only for a filter that bounds no field, below);
-  // `owner`'s $ne admits most values, which narrows nothing beside other fields.
+  // `text`'s pattern is an argument (no prefix to bound it); $elemMatch puts no bound on its
+  // field, nor an $or of branches on different fields (its branches' fields are indexed only
+  // for a filter that bounds no field, below); `owner`'s $ne admits most values, which narrows
+  // nothing beside other fields.
   using sorts = std::vector<std::vector<std::string>>;
   EXPECT_EQ(d.filter_index_sorts, (sorts{{"state"}, {"n"}, {"fixed"}, {"tag"}}));
   // A complement that is the whole filter: its count comes from the index's ranks.
@@ -101,12 +101,31 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "arguments": {"me": "string"}, "filter": {"$or": [{"owner": "{me}"},
     {"shared": {"$regex": "{me}"}}]}})");
   EXPECT_TRUE(unbounded_branch.filter_index_sorts.empty());
+  // More fields than max_disjunct_index_fields: none (part of them would serve nothing).
+  auto wide =
+      parse_ok(R"({"name": "A.L", "route": "/l", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"me": "string"}, "filter": {"$or": [{"a": "{me}"}, {"b": "{me}"},
+    {"c": "{me}"}, {"d": "{me}"}, {"a": 2, "b": 3}]}})");
+  EXPECT_EQ(wide.filter_index_sorts, (sorts{{"a"}, {"b"}, {"c"}, {"d"}}));
+  auto wider =
+      parse_ok(R"({"name": "A.M", "route": "/m", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"me": "string"}, "filter": {"$or": [{"a": "{me}"}, {"b": "{me}"},
+    {"c": "{me}"}, {"d": "{me}"}, {"e": "{me}"}]}})");
+  EXPECT_TRUE(wider.filter_index_sorts.empty());
   // Two fields, one fixed to values: one index on both, that one first, counts it whatever
   // each field's bounds admit.
   auto pair = parse_ok(R"({"name": "A.E", "route": "/e", "space": "s", "object": "o",
     "dataset": "d", "arguments": {"since": "integer", "a": "string", "b": "string"},
     "filter": {"ts": {"$gte": "{since}"}, "owner": {"$in": ["{a}", "{b}"]}}})");
   EXPECT_EQ(pair.filter_index_sorts, (sorts{{"owner", "ts"}}));
+  // An operator only arrays satisfy bounds no field: the other one is indexed alone.
+  auto tagged = parse_ok(R"({"name": "A.J", "route": "/j", "space": "s", "object": "o",
+    "dataset": "d", "arguments": {"t": "string", "me": "string"},
+    "filter": {"tags": {"$elemMatch": {"$eq": "{t}"}}, "owner": "{me}"}})");
+  EXPECT_EQ(tagged.filter_index_sorts, (sorts{{"owner"}}));
+  auto sized = parse_ok(R"({"name": "A.K", "route": "/k", "space": "s", "object": "o",
+    "dataset": "d", "filter": {"tags": {"$size": 2}}})");
+  EXPECT_TRUE(sized.filter_index_sorts.empty());
   // Neither fixed to values: one index on each.
   auto ranges = parse_ok(R"({"name": "A.F", "route": "/f", "space": "s", "object": "o",
     "dataset": "d", "arguments": {"since": "integer"},
