@@ -444,7 +444,7 @@ std::optional<std::vector<record_ptr>> records_that_can_match(dataset_state& ds,
 std::unique_ptr<core::window_view> window_from_spans(dataset_state& ds, const core::bound_query& q,
                                                      std::size_t max_reads);
 
-/// The index that would answer `q`'s filter: the sort, ascending, on the first top-level field
+/// The index that would answer `q`'s filter: the sort, ascending, on the first field path
 /// the filter bounds to intervals (core::span_plan::narrow), else the field the filter bounds
 /// by a complement or a whole type class and nothing else (exact: its count comes from ranks),
 /// else, for a top-level $or whose every branch bounds some field narrowly, such a field of the

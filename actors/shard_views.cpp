@@ -302,7 +302,7 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
   // whole type class ($type) only where that is the whole filter (its count then comes from
   // ranks).
   std::optional<core::sort_spec> complement;
-  for (const auto& field : q.where.fields()) {
+  for (const auto& field : q.where.paths()) {
     auto order = core::sort_spec::parse(std::vector<std::string>{field});
     auto plan = order ? core::span_plan::make(q.where, *order) : std::nullopt;
     if (!plan || index_leads_with(ds, order->first_key_path())) {
@@ -327,7 +327,7 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
     const std::string* served = nullptr;
     const std::string* first = nullptr;
     std::optional<core::sort_spec> first_order;
-    for (const auto& field : q.where.fields()) {
+    for (const auto& field : q.where.paths()) {
       auto order = core::sort_spec::parse(std::vector<std::string>{field});
       auto plan = order ? core::span_plan::make(branch, *order) : std::nullopt;
       if (!plan || !plan->narrow()) {

@@ -386,6 +386,10 @@ const std::vector<std::string>& filter::fields() const {
   return impl_->fields;
 }
 
+const std::vector<std::string>& filter::paths() const {
+  return impl_->paths;
+}
+
 namespace {
 
 // The smallest string greater than every string starting with `s` (byte-wise), or nullopt

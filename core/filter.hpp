@@ -149,6 +149,11 @@ class filter {
   /// array's field; the fields inside its element filter are not top-level fields.
   const std::vector<std::string>& fields() const;
 
+  /// The distinct paths the filter's field tests name ("owner", "meta.tag"), outside $elemMatch
+  /// element filters, in first-mention order: those bounds_on may bound, so those a sort index
+  /// may lead with to answer it. A disjunct's are its filter's.
+  const std::vector<std::string>& paths() const;
+
   /// The values at `path` that records matching the filter can hold (arrays apart), from the
   /// clauses on `path` at any depth of $and/$or/$nor: $eq, $gt, $gte, $lt, $lte and $ne with a
   /// null, number, string or boolean; $in, $nin and $all with such values only; $regex
@@ -169,7 +174,7 @@ class filter {
   /// such $or when there are several), each as a filter: every record that matches this filter
   /// matches one of them, so the records each branch's bounds admit (bounds_on, an index's runs)
   /// hold every match between them. Empty when there is no such $or. A branch shares this
-  /// filter's parsed tree; its fields() are this filter's, a superset of its own.
+  /// filter's parsed tree; its fields() and paths() are this filter's, supersets of its own.
   std::vector<filter> disjuncts() const;
 
  private:

@@ -224,6 +224,7 @@ std::string regex_error_text(const re2::RE2& re, std::string_view added) {
 
 struct parser {
   std::vector<std::string> fields;
+  std::vector<std::string> paths;
   std::size_t terms = 0;
   std::size_t regexes = 0;
 
@@ -254,6 +255,9 @@ struct parser {
   }
 
   void note_field(const json_path& path) {
+    if (std::find(paths.begin(), paths.end(), path.text()) == paths.end()) {
+      paths.push_back(path.text());
+    }
     const std::string& head = path.segments().front();
     for (const auto& f : fields) {
       if (f == head) {
@@ -619,6 +623,7 @@ result<filter> filter::parse(const value& spec) {
     return std::move(ok).error();
   }
   built->fields = std::move(p.fields);
+  built->paths = std::move(p.paths);
   return filter(std::move(built));
 }
 

@@ -102,6 +102,7 @@ struct filter_node {
 struct filter::impl {
   filter_detail::filter_node root;
   std::vector<std::string> fields;
+  std::vector<std::string> paths;
 };
 
 }  // namespace weir::core

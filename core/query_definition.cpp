@@ -389,12 +389,12 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
     return field_error(ref, "filter", e.message, std::move(extra));
   }
   def.filter_template = v;
-  // Fields the filter bounds with any values of its arguments: the node keeps an index on each
+  // Paths the filter bounds with any values of its arguments: the node keeps an index on each
   // for large datasets, so the query's first page needs no pass. A complement ($ne, $nin) or a
   // whole type class ($type) earns one only where it is the whole filter (its count then comes
   // from ranks); beside other fields it would narrow nothing.
   def.filter_index_sorts.clear();
-  const auto& fields = parsed->fields();
+  const auto& fields = parsed->paths();
   for (const auto& field : fields) {
     auto order = sort_spec::parse(std::vector<std::string>{field});
     auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;

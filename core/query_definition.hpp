@@ -52,7 +52,7 @@ struct query_definition {
   /// The indexes (sort keys) that answer its filter's count and find its matches without
   /// reading every record, whatever its arguments' values: the node keeps each for the
   /// datasets the query reads once they are large (actors, shard_views.cpp). One on each
-  /// top-level field the filter bounds ({"state": "{state}"}, {"n": {"$gte": "{min}"}},
+  /// field (or dotted path) the filter bounds ({"state": "{state}"}, {"n": {"$gte": "{min}"}},
   /// {"tag": {"$in": ["{a}", "{b}"]}}; a complement such as {"done": {"$ne": true}} only when
   /// it is the whole filter); or, for a filter that is nothing but bounds on two fields, one
   /// fixed to values ({"owner": "{me}", "ts": {"$gte": "{since}"}}), one index on both, that

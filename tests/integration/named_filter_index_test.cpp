@@ -243,5 +243,41 @@ TEST_F(NamedFilterIndex, TwoFieldsOneFixedToAValueAreCountedFromOneIndexOnBoth) 
   EXPECT_EQ(dataset_passes(port, "filter"), before);
 }
 
+TEST_F(NamedFilterIndex, ADottedPathIsIndexedAsAFieldIs) {
+  // `meta.tag` holds what `tag` holds in seed_tagged_records; $or branches on dotted paths too.
+  start_with(query_of_c("T.Items.ByMetaTag", "/api/t/items/by-meta-tag", R"({ meta.tag: "{tag}" })",
+                        "{ tag: string }") +
+             query_of_c("T.Items.MetaOr", "/api/t/items/meta-or",
+                        R"({ $or: [{ meta.tag: "{tag}" }, { meta.n: { $lt: "{below}" } }] })",
+                        "{ tag: string, below: integer }"));
+  for (int from = 0; from < seeded_records; from += 10000) {
+    json::array upsert;
+    for (int i = from; i < from + 10000; ++i) {
+      upsert.push_back(json::object{
+          {"id", "r" + std::to_string(i)},
+          {"n", i},
+          {"meta", json::object{{"tag", i >= late_from ? "late" : "early"}, {"n", i}}}});
+    }
+    auto r = http(port, "POST", "/v1/spaces/t/objects/c/datasets/items/records",
+                  json::serialize(json::object{{"upsert", std::move(upsert)}}),
+                  {{"Content-Type", "application/json"}});
+    ASSERT_EQ(r.status, 200u) << r.body;
+  }
+  wait_for_index_builds();
+  EXPECT_EQ(dataset_passes(port, "index"), 2);  // `meta.tag` and `meta.n`
+  const double before = dataset_passes(port, "filter");
+  EXPECT_EQ(page_at("/api/t/items/by-meta-tag?tag=late", 1),
+            (std::pair{std::uint64_t{10}, ids{"r39992", "r39993"}}));
+  EXPECT_EQ(page_at("/api/t/items/meta-or?tag=late&below=2"),
+            (std::pair{std::uint64_t{12}, ids{"r0", "r1"}}));
+  put_record(port, "t", "c", "items", "r5", R"({"n":5,"meta":{"tag":"late"}})");
+  put_record(port, "t", "c", "items", "r39991", R"({"n":39991,"meta":[{"tag":"late"}]})");
+  EXPECT_EQ(page_at("/api/t/items/by-meta-tag?tag=late"),
+            (std::pair{std::uint64_t{10}, ids{"r5", "r39990"}}));
+  EXPECT_EQ(page_at("/api/t/items/meta-or?tag=late&below=2", 1),
+            (std::pair{std::uint64_t{12}, ids{"r5", "r39990"}}));
+  EXPECT_EQ(dataset_passes(port, "filter"), before);
+}
+
 }  // namespace
 }  // namespace weir::test

@@ -101,6 +101,12 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "arguments": {"me": "string"}, "filter": {"$or": [{"owner": "{me}"},
     {"shared": {"$regex": "{me}"}}]}})");
   EXPECT_TRUE(unbounded_branch.filter_index_sorts.empty());
+  // Dotted paths are indexed as fields are (not those inside an $elemMatch).
+  auto dotted =
+      parse_ok(R"({"name": "A.N", "route": "/n", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"k": "string"}, "filter": {"meta.kind": "{k}", "meta.n": {"$gt": 1},
+    "items": {"$elemMatch": {"sku": "{k}"}}}})");
+  EXPECT_EQ(dotted.filter_index_sorts, (sorts{{"meta.kind"}, {"meta.n"}}));
   // More fields than max_disjunct_index_fields: none (part of them would serve nothing).
   auto wide =
       parse_ok(R"({"name": "A.L", "route": "/l", "space": "s", "object": "o", "dataset": "d",
