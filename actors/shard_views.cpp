@@ -303,7 +303,7 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
   // ranks).
   std::optional<core::sort_spec> complement;
   for (const auto& field : q.where.paths()) {
-    auto order = core::sort_spec::parse(std::vector<std::string>{field});
+    auto order = core::filter_index_order({field});
     auto plan = order ? core::span_plan::make(q.where, *order) : std::nullopt;
     if (!plan || index_leads_with(ds, order->first_key_path())) {
       continue;
@@ -328,7 +328,7 @@ std::optional<core::sort_spec> field_index_for(const dataset_state& ds,
     const std::string* first = nullptr;
     std::optional<core::sort_spec> first_order;
     for (const auto& field : q.where.paths()) {
-      auto order = core::sort_spec::parse(std::vector<std::string>{field});
+      auto order = core::filter_index_order({field});
       auto plan = order ? core::span_plan::make(branch, *order) : std::nullopt;
       if (!plan || !plan->narrow()) {
         continue;

@@ -224,6 +224,19 @@ std::size_t range_count(const value_bounds& b) {
 
 }  // namespace
 
+std::optional<sort_spec> filter_index_order(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    if (!p.empty() && p.front() == '-') {
+      return std::nullopt;
+    }
+  }
+  auto order = sort_spec::parse(paths);
+  if (!order) {
+    return std::nullopt;
+  }
+  return std::move(order).value();
+}
+
 bool span_plan::narrow() const {
   return narrows(bounds_.admitted);
 }

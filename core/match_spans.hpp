@@ -71,6 +71,11 @@ class span_plan {
   bool exact_ = false;
 };
 
+/// The ascending order of an index on `paths` (one or two of a filter's paths, filter::paths),
+/// or nullopt where sort keys cannot name it: a path starting with '-' reads as a descending key
+/// on the rest (so {"-a": 1} would index "a"), and a malformed one.
+std::optional<sort_spec> filter_index_order(const std::vector<std::string>& paths);
+
 /// The most fields an $or across fields (filter::disjuncts) has indexed for it, one per branch
 /// at least: each index holds one of a dataset's query.maxSortIndexesPerDataset slots (16 by
 /// default), and the $or is read from indexes only when every branch has one, so an $or over

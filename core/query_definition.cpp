@@ -396,7 +396,7 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   def.filter_index_sorts.clear();
   const auto& fields = parsed->paths();
   for (const auto& field : fields) {
-    auto order = sort_spec::parse(std::vector<std::string>{field});
+    auto order = filter_index_order({field});
     auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
     if (plan && (plan->narrow() || plan->exact())) {
       def.filter_index_sorts.push_back({field});
@@ -408,7 +408,7 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   if (def.filter_index_sorts.empty()) {
     for (const auto& branch : parsed->disjuncts()) {
       auto narrowed = std::find_if(fields.begin(), fields.end(), [&](const std::string& field) {
-        auto order = sort_spec::parse(std::vector<std::string>{field});
+        auto order = filter_index_order({field});
         auto plan = order ? span_plan::make(branch, *order) : std::nullopt;
         return plan && plan->narrow();
       });
@@ -431,7 +431,7 @@ result<void> parse_filter(const json::value& v, query_definition& def, const que
   if (fields.size() == 2) {
     for (const auto& keys :
          {std::vector{fields[0], fields[1]}, std::vector{fields[1], fields[0]}}) {
-      auto order = sort_spec::parse(keys);
+      auto order = filter_index_order(keys);
       auto plan = order ? span_plan::make(*parsed, *order) : std::nullopt;
       if (plan && plan->compound() && plan->exact()) {
         def.filter_index_sorts = {keys};

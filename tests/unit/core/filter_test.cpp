@@ -910,6 +910,16 @@ TEST(Filter, FieldsListsTopLevelSegmentsOnce) {
   EXPECT_EQ(f->fields(), (std::vector<std::string>{"addr", "age", "tags"}));
 }
 
+TEST(Filter, PathsListEachTestedPathOnceOutsideElemMatch) {
+  auto f = filter::parse(parse(
+      R"({"addr.city":"x","age":{"$gt":1},"$or":[{"addr.zip":1},{"tags":{"$not":{"$size":1}}}],
+          "$nor":[{"age":2},{"$and":[{"m.0.k":3}]}],"items":{"$elemMatch":{"q.r":1,"n":2}}})"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->paths(),
+            (std::vector<std::string>{"addr.city", "age", "addr.zip", "tags", "m.0.k", "items"}));
+  EXPECT_EQ(f->disjuncts().at(1).paths(), f->paths());  // a branch's are its filter's
+}
+
 TEST(Filter, FieldsNameTheElemMatchArrayNotTheElementFields) {
   auto f = filter::parse(parse(
       R"({"items":{"$elemMatch":{"age":1,"dim.w":1,"$or":[{"qty":1}]}},

@@ -107,6 +107,15 @@ TEST(QueryDefinitionTest, FieldsTheFilterBoundsWhateverTheArgumentsAreIndexField
     "arguments": {"k": "string"}, "filter": {"meta.kind": "{k}", "meta.n": {"$gt": 1},
     "items": {"$elemMatch": {"sku": "{k}"}}}})");
   EXPECT_EQ(dotted.filter_index_sorts, (sorts{{"meta.kind"}, {"meta.n"}}));
+  auto dotted_pair =
+      parse_ok(R"({"name": "A.O", "route": "/o", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"k": "string"}, "filter": {"meta.kind": "{k}", "meta.n": {"$gt": 1}}})");
+  EXPECT_EQ(dotted_pair.filter_index_sorts, (sorts{{"meta.kind", "meta.n"}}));
+  // A path starting with '-' cannot be an ascending sort key ("-a" reads as "a" descending).
+  auto dashed =
+      parse_ok(R"({"name": "A.P", "route": "/p", "space": "s", "object": "o", "dataset": "d",
+    "arguments": {"k": "string"}, "filter": {"-a": "{k}", "a": "{k}", "-.b": 1}})");
+  EXPECT_EQ(dashed.filter_index_sorts, (sorts{{"a"}}));
   // More fields than max_disjunct_index_fields: none (part of them would serve nothing).
   auto wide =
       parse_ok(R"({"name": "A.L", "route": "/l", "space": "s", "object": "o", "dataset": "d",
