@@ -59,6 +59,23 @@ function operationFor(method, path) {
 const exercised = new Set();
 
 /**
+ * fetch, sent once more when the pooled connection it went out on was found closed by the server
+ * (undici's UND_ERR_SOCKET, "other side closed"), as HTTP clients retry a request on a reused
+ * connection that closed under it. A windowed stream's head says `Connection: keep-alive` (its
+ * spec's head) and its server closes the connection after the stream's last chunk: undici may
+ * have pooled that socket for the next request meanwhile. A node that is down still fails (the
+ * retry's connection is refused).
+ */
+async function fetchOnFreshSocketIfClosed(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if (e?.cause?.code !== "UND_ERR_SOCKET") throw e;
+    return await fetch(url, init);
+  }
+}
+
+/**
  * Sends one request and checks the answer against the document. `stream`: read that many
  * server-sent events (validated against x-weir-events) and then abort. `trigger`: called once
  * the stream's first event arrived (its subscription is open, so what it does reaches the
@@ -74,7 +91,7 @@ async function exchange(node, method, path, { body, headers = {}, stream = 0, ex
     init.body = typeof body === "string" ? body : JSON.stringify(body);
     if (!Object.keys(init.headers).some((h) => h.toLowerCase() === "content-type")) init.headers["Content-Type"] = "application/json";
   }
-  const res = await fetch(node.baseUrl + path, init);
+  const res = await fetchOnFreshSocketIfClosed(node.baseUrl + path, init);
   const what = `${method} ${path} → ${res.status}`;
   if (expect !== undefined) assert.equal(res.status, expect, what);
   const responses = op.responses ?? {};
